@@ -1,0 +1,7 @@
+"""``python -m rlvr_lab`` is the same as the ``rlvr-lab`` command."""
+
+import sys
+
+from rlvr_lab.cli import main
+
+sys.exit(main())
