@@ -8,3 +8,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+# nbval collects the lab notebooks and the exercise *solutions*; student notebooks are graded, not tested.
+collect_ignore_glob = ["labs/exercises/student/*", "**/.ipynb_checkpoints/*", "fixtures/*", "book/*"]
