@@ -1,0 +1,372 @@
+"""The trusted runner's side of the proxy: candidate modules as plain-data stubs (section 17.7).
+
+Hidden tests ``import solution`` as usual, but inside the trusted runner that name is a
+:class:`RemoteModule`: every attribute read or call becomes a request frame to
+:mod:`rlvr_lab.verifier.sandbox_server`, which runs the candidate's code in the sandbox. What comes back
+is plain data of exact builtin types, or a :class:`RemoteObject` handle for an object that stays in the
+sandbox (a pool, a connection). The rules that keep a verdict honest:
+
+* A handle compares equal only to the same handle (identity), hashes by id, and refuses ``bool()``: an
+  object whose ``__eq__`` always returns True never reaches an assertion as a value. Tests write
+  ``assert conn is not None`` rather than ``assert conn``.
+* A value that subclasses a builtin type (``class Sneaky(int)``) is refused by the server, and the call
+  raises :class:`CandidateError`, so the test fails.
+* An exception raised in the sandbox comes back as the builtin exception of the same name when there is
+  one (``pytest.raises(ValueError)`` works), else as :class:`CandidateError`. Exceptions that are not
+  ``Exception`` subclasses (``SystemExit``, ``KeyboardInterrupt``) never cross; they become
+  :class:`CandidateError`.
+* A malformed frame, a closed channel or a dead sandbox make the call (and every later call) raise
+  :class:`SandboxGone`: the trial then fails on the tests, and the trial driver decides from the
+  sandbox's exit record whether the candidate or the infrastructure was at fault.
+
+Several test threads may call at once: requests carry ids, a reader thread routes each reply to the
+waiting caller.
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import importlib.abc
+import importlib.machinery
+import json
+import struct
+import sys
+import threading
+import types
+from typing import Any
+
+from rlvr_lab.verifier.backend import Channel
+from rlvr_lab.verifier.sandbox_server import MAX_FRAME, MAX_MESSAGE
+
+
+class CandidateError(Exception):
+    """An error raised by (or caused by) the candidate's code in the sandbox, not a builtin exception."""
+
+
+class SandboxGone(CandidateError):
+    """The channel to the sandbox closed or carried a malformed frame; no further calls can succeed."""
+
+
+class NotPlainData(TypeError):
+    """A test tried to send something that is neither plain data nor a handle to the sandbox."""
+
+
+def _safe_exception(name: str, message: str) -> BaseException:
+    """The builtin ``Exception`` subclass called ``name``, else :class:`CandidateError`.
+
+    >>> type(_safe_exception("ValueError", "bad")).__name__
+    'ValueError'
+    >>> type(_safe_exception("SystemExit", "0")).__name__
+    'CandidateError'
+    """
+    cls = getattr(builtins, name, None) if isinstance(name, str) else None
+    if isinstance(cls, type) and issubclass(cls, Exception):
+        try:
+            return cls(message)
+        except Exception:  # builtins such as UnicodeDecodeError want more arguments
+            pass
+    return CandidateError(f"{name}: {message}")
+
+
+def encode(value: Any, depth: int = 0) -> Any:
+    """A test's argument -> JSON-ready tree (exact plain types and handles only).
+
+    >>> encode((1, b"x", {"k": [None]}))
+    {'$t': [1, {'$b': 'eA=='}, {'$d': [['k', [None]]]}]}
+    """
+    if depth > 100:
+        raise NotPlainData("argument nested deeper than 100 levels")
+    kind = type(value)
+    if value is None or kind in (bool, int, str, float):
+        return value
+    if kind is bytes:
+        return {"$b": base64.b64encode(value).decode("ascii")}
+    if kind is list:
+        return [encode(v, depth + 1) for v in value]
+    if kind is tuple:
+        return {"$t": [encode(v, depth + 1) for v in value]}
+    if kind is dict:
+        return {"$d": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
+    if kind is set:
+        return {"$s": [encode(v, depth + 1) for v in value]}
+    if kind is frozenset:
+        return {"$f": [encode(v, depth + 1) for v in value]}
+    if isinstance(value, RemoteObject):
+        return {"$h": object.__getattribute__(value, "_hid")}
+    raise NotPlainData(f"cannot send a {kind.__name__} to the sandbox: only plain data and handles cross")
+
+
+def decode(tree: Any, client: "ProxyClient", depth: int = 0) -> Any:
+    """A reply tree from the (untrusted) sandbox -> exact plain values or handles; strict.
+
+    Raises ``ValueError`` on anything that is not a well-formed tree of the wire format.
+    """
+    if depth > 100:
+        raise ValueError("reply nested deeper than 100 levels")
+    kind = type(tree)
+    if tree is None or kind in (bool, int, str, float):
+        return tree
+    if kind is list:
+        return [decode(v, client, depth + 1) for v in tree]
+    if kind is not dict or len(tree) not in (1, 2):
+        raise ValueError(f"malformed value of type {kind.__name__}")
+    if "$h" in tree:
+        hid, cls = tree["$h"], tree.get("c", "object")
+        if type(hid) is not int or type(cls) is not str:
+            raise ValueError("malformed handle")
+        return RemoteObject(client, hid, cls[:100])
+    if len(tree) != 1:
+        raise ValueError("malformed tagged value")
+    (tag, body), = tree.items()
+    if tag == "$b" and type(body) is str:
+        return base64.b64decode(body.encode("ascii"), validate=True)
+    if type(body) is not list:
+        raise ValueError(f"malformed body for tag {tag!r}")
+    items = [decode(v, client, depth + 1) for v in body] if tag != "$d" else None
+    if tag == "$t":
+        return tuple(items)
+    if tag == "$s":
+        return set(items)
+    if tag == "$f":
+        return frozenset(items)
+    if tag == "$d":
+        out = {}
+        for pair in body:
+            if type(pair) is not list or len(pair) != 2:
+                raise ValueError("malformed dict item")
+            out[decode(pair[0], client, depth + 1)] = decode(pair[1], client, depth + 1)
+        return out
+    raise ValueError(f"unknown tag {tag!r}")
+
+
+class ProxyClient:
+    """Multiplexed request/reply over a :class:`~rlvr_lab.verifier.backend.Channel` to the sandbox."""
+
+    def __init__(self, channel: Channel, call_timeout_s: float | None = None):
+        self.channel = channel
+        self.call_timeout_s = call_timeout_s
+        self._send_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._next_id = 0
+        self._waiting: dict[int, list] = {}
+        self._broken: str | None = None
+        self._reader = threading.Thread(target=self._read_loop, name="proxy-reader", daemon=True)
+        self._reader.start()
+
+    # -- transport -------------------------------------------------------------------------------
+    def _read_exact(self, size: int) -> bytes:
+        parts, remaining = [], size
+        while remaining:
+            chunk = self.channel.recv(min(remaining, 1 << 20))
+            if not chunk:
+                raise EOFError("the sandbox closed the channel")
+            parts.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(parts)
+
+    def _read_loop(self) -> None:
+        try:
+            while True:
+                (size,) = struct.unpack(">I", self._read_exact(4))
+                if size > MAX_FRAME:
+                    raise ValueError(f"reply frame of {size} bytes exceeds {MAX_FRAME}")
+                reply = json.loads(self._read_exact(size).decode("utf-8"))
+                if type(reply) is not dict or type(reply.get("id")) is not int:
+                    raise ValueError("reply without an integer id")
+                with self._state_lock:
+                    slot = self._waiting.pop(reply["id"], None)
+                if slot is None:
+                    raise ValueError(f"reply to unknown request {reply['id']}")
+                slot[1] = reply
+                slot[0].set()
+        except BaseException as exc:  # EOF, malformed frame, OSError: all end the channel
+            self._break(f"{type(exc).__name__}: {exc}"[:MAX_MESSAGE])
+
+    def _break(self, why: str) -> None:
+        with self._state_lock:
+            if self._broken is None:
+                self._broken = why
+            waiting, self._waiting = self._waiting, {}
+        for slot in waiting.values():
+            slot[0].set()
+
+    def request(self, message: dict) -> Any:
+        """Send one request and wait for its reply; returns the decoded value or raises."""
+        with self._state_lock:
+            if self._broken is not None:
+                raise SandboxGone(f"sandbox unavailable: {self._broken}")
+            self._next_id += 1
+            rid = self._next_id
+            slot = [threading.Event(), None]
+            self._waiting[rid] = slot
+        message["id"] = rid
+        body = json.dumps(message, separators=(",", ":")).encode("utf-8")
+        try:
+            with self._send_lock:
+                self.channel.send_all(struct.pack(">I", len(body)) + body)
+        except OSError as exc:
+            self._break(f"send failed: {exc}")
+        if not slot[0].wait(self.call_timeout_s):
+            raise SandboxGone(f"no reply within {self.call_timeout_s} s")
+        reply = slot[1]
+        if reply is None:
+            raise SandboxGone(f"sandbox unavailable: {self._broken}")
+        try:
+            if "ok" in reply and "err" not in reply:
+                return decode(reply["ok"], self)
+            err = reply.get("err")
+            if type(err) is not dict or type(err.get("type")) is not str or type(err.get("msg")) is not str:
+                raise ValueError("malformed error reply")
+        except (ValueError, TypeError, RecursionError) as exc:
+            self._break(f"malformed reply: {exc}")
+            raise SandboxGone(f"malformed reply from the sandbox: {exc}") from None
+        raise _safe_exception(err["type"][:100], err["msg"][:MAX_MESSAGE])
+
+    # -- operations ------------------------------------------------------------------------------
+    def init(self, seed: int) -> None:
+        self.request({"op": "init", "seed": int(seed)})
+
+    def getattr(self, target: dict, name: str) -> Any:
+        return self.request({"op": "getattr", "target": target, "name": name})
+
+    def setattr(self, target: dict, name: str, value: Any) -> None:
+        self.request({"op": "setattr", "target": target, "name": name, "value": encode(value)})
+
+    def call(self, target: dict, args: tuple, kwargs: dict, name: str | None = None) -> Any:
+        message = {"op": "call" if name is None else "callattr", "target": target,
+                   "args": [encode(a) for a in args], "kwargs": encode(dict(kwargs))}
+        if name is not None:
+            message["name"] = name
+        return self.request(message)
+
+
+class RemoteObject:
+    """A handle to an object that lives in the sandbox; attribute reads and calls are forwarded.
+
+    Equality is identity of the handle, never the candidate's ``__eq__``; truth testing raises.
+    """
+
+    __slots__ = ("_client", "_hid", "_cls")
+
+    def __init__(self, client: ProxyClient, hid: int, cls: str):
+        object.__setattr__(self, "_client", client)
+        object.__setattr__(self, "_hid", hid)
+        object.__setattr__(self, "_cls", cls)
+
+    def _target(self) -> dict:
+        return {"h": object.__getattribute__(self, "_hid")}
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return object.__getattribute__(self, "_client").getattr(self._target(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__getattribute__(self, "_client").setattr(self._target(), name, value)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return object.__getattribute__(self, "_client").call(self._target(), args, kwargs)
+
+    def _method(self, name: str, *args: Any) -> Any:
+        return object.__getattribute__(self, "_client").call(self._target(), args, {}, name=name)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RemoteObject) and other._hid == self._hid and other._client is self._client
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(("remote", object.__getattribute__(self, "_hid")))
+
+    def __bool__(self) -> bool:
+        raise CandidateError(f"the truth value of a remote {self._cls} is not plain data; compare explicitly")
+
+    def __repr__(self) -> str:
+        return f"<remote {object.__getattribute__(self, '_cls')} #{object.__getattribute__(self, '_hid')}>"
+
+    def __len__(self) -> int:
+        n = self._method("__len__")
+        if type(n) is not int or n < 0:
+            raise CandidateError("__len__ did not return a non-negative int")
+        return n
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._method("__getitem__", key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._method("__setitem__", key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._method("__delitem__", key)
+
+    def __contains__(self, item: Any) -> bool:
+        found = self._method("__contains__", item)
+        if type(found) is not bool:
+            raise CandidateError("__contains__ did not return a bool")
+        return found
+
+    def __iter__(self) -> "RemoteObject":
+        it = self._method("__iter__")
+        if not isinstance(it, RemoteObject):
+            raise CandidateError("__iter__ did not return an iterator object")
+        return it
+
+    def __next__(self) -> Any:
+        return self._method("__next__")
+
+    def __enter__(self) -> Any:
+        return self._method("__enter__")
+
+    def __exit__(self, *exc: Any) -> bool:
+        self._method("__exit__", None, None, None)
+        return False  # never let the candidate swallow a test's exception
+
+
+class RemoteModule(types.ModuleType):
+    """A candidate module as the hidden tests see it: attribute reads go to the sandbox."""
+
+    def __init__(self, name: str, client: ProxyClient):
+        super().__init__(name)
+        self.__path__ = []  # a package, so ``import pkg.sub`` reaches the finder again
+        self.__dict__["_rlvr_client"] = client
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return self.__dict__["_rlvr_client"].getattr({"m": self.__name__}, name)
+
+
+class _RemoteLoader(importlib.abc.Loader):
+    def __init__(self, client: ProxyClient):
+        self.client = client
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return RemoteModule(spec.name, self.client)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+class RemoteFinder(importlib.abc.MetaPathFinder):
+    """Serves ``import m`` (and ``m.sub``) for every top-level name in ``modules`` from the sandbox."""
+
+    def __init__(self, modules: tuple[str, ...], client: ProxyClient):
+        self.modules = frozenset(modules)
+        self.loader = _RemoteLoader(client)
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname.split(".")[0] not in self.modules:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self.loader, is_package=True)
+
+
+def install(modules: tuple[str, ...], client: ProxyClient) -> RemoteFinder:
+    """Put a :class:`RemoteFinder` first on ``sys.meta_path`` and drop any cached real module."""
+    for name in list(sys.modules):
+        if name.split(".")[0] in modules:
+            del sys.modules[name]
+    finder = RemoteFinder(tuple(modules), client)
+    sys.meta_path.insert(0, finder)
+    return finder

@@ -1,0 +1,430 @@
+"""The trusted runner: hidden tests in a trusted pytest, the candidate behind the proxy (section 17.7).
+
+One runner process serves one verifier slot (``python -m rlvr_lab.verifier.runner``, started by
+:class:`rlvr_lab.verifier.Verifier` with a scrubbed environment). It keeps pytest imported and a pytest
+``Config`` prepared once, with everything the candidate could otherwise steer fixed by the runner:
+``--rootdir`` and ``-c`` point at a runner-owned directory (mode 0700, hidden from every sandbox),
+``--confcutdir`` stops conftest discovery at the hidden tests' own directory, plugin autoloading is off,
+``-p no:cacheprovider``, and ``PYTEST_ADDOPTS``/``PYTEST_PLUGINS`` are removed. The candidate's tree is
+never a pytest argument, never on ``sys.path`` and never imported here.
+
+For each verification the runner admits the candidate (:mod:`~rlvr_lab.verifier.workspace`), writes
+base + change into a fresh graded copy under the backend's ``workspace_root``, and runs up to K trials
+(:mod:`~rlvr_lab.verifier.trials`). A trial launches a fresh sandbox, forks a pytest child from the
+prepared process (so pytest's start-up is paid once per slot, not per trial), installs the proxy for
+``fixture.modules``, shuffles the test items with the trial's seed, runs the session, and sends the
+reports back over a pipe. The runner then kills the sandbox and decides the trial:
+
+* the sandbox ended from outside, or the pytest child died, hung or produced no report -> ``pending``;
+* the candidate timed out, broke the output cap or another limit, or its process ended -> ``fail``;
+* otherwise ``pass`` only if pytest exited 0, nothing failed or was skipped, nothing failed to collect,
+  and every test function found in the hidden files (by a trusted ``ast`` scan) passed.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import gc
+import hashlib
+import json
+import os
+import pickle
+import random
+import select
+import signal
+import struct
+import sys
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+from rlvr_lab.verifier.backend import SandboxBackend, SandboxFault, SandboxUnavailable, make_backend
+from rlvr_lab.verifier.schema import Candidate, Fixture, TrialResult
+from rlvr_lab.verifier import trials as trials_mod
+from rlvr_lab.verifier import workspace
+
+#: Seconds the pytest child may run past the sandbox's wall-clock deadline before it counts as hung.
+GRACE_S = 5.0
+#: Longest report excerpt kept in a trial's ``detail``, characters.
+DETAIL_CHARS = 400
+#: Environment variables that could steer pytest or Python and are removed from the runner.
+SCRUBBED_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME",
+                "PYTHONUSERBASE", "PYTHONINSPECT", "PYTHONBREAKPOINT", "PYTEST_CURRENT_TEST",
+                "PYTEST_DEBUG", "PY_COLORS", "PYTHONWARNINGS")
+#: pytest plugins the trusted runner does not load: caches and reports it never reads, and per-test
+#: machinery (log capture, warning capture) that costs time on every trial. Hidden tests may use
+#: ``pytest.raises``/``pytest.warns``, markers, parametrize, ``tmp_path`` and ``monkeypatch``.
+DISABLED_PLUGINS = ("cacheprovider", "terminal", "logging", "warnings", "stepwise", "legacypath", "setuponly",
+                    "setupplan", "unraisableexception", "threadexception", "faulthandler", "pastebin",
+                    "junitxml", "doctest", "nose", "recwarn")
+#: How many prepared hidden-test directories a runner keeps.
+FIXTURE_CACHE = 64
+
+
+def expected_tests(hidden_tests: Mapping[str, str]) -> frozenset[str]:
+    """Test ids (``path::name`` or ``path::Class::name``) that the hidden files define, by ``ast``.
+
+    Parametrized tests count once; a verdict needs at least one passing item for each.
+
+    >>> sorted(expected_tests({"test_a.py": "def test_x(): pass\\nclass TestY:\\n    def test_z(self): pass\\n",
+    ...                        "helper.py": "def test_no(): pass"}))
+    ['test_a.py::TestY::test_z', 'test_a.py::test_x']
+    """
+    found = set()
+    for path, text in hidden_tests.items():
+        name = path.rsplit("/", 1)[-1]
+        if not (name.startswith("test_") or name.endswith("_test.py")) or not name.endswith(".py"):
+            continue
+        tree = ast.parse(text, filename=path)
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+                found.add(f"{path}::{node.name}")
+            elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
+                        found.add(f"{path}::{node.name}::{item.name}")
+    return frozenset(found)
+
+
+def _short(report: Any) -> str:
+    text = getattr(report, "longreprtext", "") or ""
+    lines = [line for line in text.splitlines() if line.startswith("E ")]
+    return (lines[-1] if lines else text.strip().splitlines()[-1] if text.strip() else "")[:DETAIL_CHARS]
+
+
+class RecordPlugin:
+    """Trusted pytest plugin: shuffles items with the trial's seed and records every report."""
+
+    def __init__(self) -> None:
+        self.seed = 0
+        self.reports: list[dict] = []
+        self.collect_errors: list[dict] = []
+
+    def pytest_collection_modifyitems(self, session: Any, config: Any, items: list) -> None:
+        random.Random(self.seed).shuffle(items)
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        self.reports.append({"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome,
+                             "summary": _short(report) if report.outcome != "passed" else ""})
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.outcome != "passed":
+            self.collect_errors.append({"nodeid": report.nodeid, "summary": _short(report)})
+
+
+def judge(result: dict, expected: frozenset[str], prefix: str) -> tuple[bool, str, str]:
+    """Decide one trial from the pytest child's record: ``(passed, reason, detail)``.
+
+    ``prefix`` is the node-id prefix of the hidden-test directory (e.g. ``tests/ab12/``). Only a
+    clean run in which every expected test passed is a pass; exit code 5 (no tests) is a failure.
+
+    >>> rec = {"exit": 0, "collect_errors": [], "reports": [
+    ...     {"nodeid": "t/test_a.py::test_x", "when": "call", "outcome": "passed", "summary": ""}]}
+    >>> judge(rec, frozenset({"test_a.py::test_x"}), "t/")[:2]
+    (True, 'tests passed')
+    >>> judge(rec, frozenset({"test_a.py::test_x", "test_a.py::test_y"}), "t/")[1]
+    'expected tests did not pass: test_a.py::test_y'
+    >>> judge({"exit": 5, "collect_errors": [], "reports": []}, frozenset(), "t/")[1]
+    'pytest exit code 5'
+    """
+    for error in result.get("collect_errors", []):
+        return False, "collection error", f"{error['nodeid']}: {error['summary']}"[:DETAIL_CHARS]
+    for report in result.get("reports", []):
+        if report["outcome"] == "failed":
+            return False, f"test failed in {report['when']}", f"{report['nodeid']}: {report['summary']}"[:DETAIL_CHARS]
+        if report["outcome"] == "skipped":
+            return False, "test skipped", report["nodeid"][:DETAIL_CHARS]
+    if result.get("exit") != 0:
+        return False, f"pytest exit code {result.get('exit')}", ""
+    passed = set()
+    for report in result.get("reports", []):
+        if report["when"] == "call" and report["outcome"] == "passed":
+            nodeid = report["nodeid"]
+            nodeid = nodeid[len(prefix):] if nodeid.startswith(prefix) else nodeid
+            passed.add(nodeid.split("[", 1)[0])
+    if not passed:
+        return False, "no test ran", ""
+    missing = sorted(expected - passed)
+    if missing:
+        return False, "expected tests did not pass: " + ", ".join(missing)[:DETAIL_CHARS], ""
+    return True, "tests passed", f"{len(passed)} tests"
+
+
+def _run_session(config: Any, session: Any) -> int:
+    """Collect and run (pytest's ``_main``) on a session started before the fork; the exit code."""
+    from _pytest.main import _main
+    from _pytest.outcomes import Exit
+
+    try:
+        return int(_main(config, session) or 0)
+    except session.Failed:
+        return 1
+    except (KeyboardInterrupt, Exit):
+        return 2
+    except BaseException:
+        return 3
+
+
+def _prctl_pdeathsig() -> None:
+    from rlvr_lab.verifier.sandbox_zygote import PR_SET_PDEATHSIG, prctl
+
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _pytest_child(config: Any, session: Any, plugin: RecordPlugin, channel: Any, modules: tuple[str, ...],
+                  test_dir: Path, seed: int, result_w: int) -> None:
+    """In the forked pytest process: run the hidden tests against the proxy; never returns."""
+    code = 0
+    try:
+        gc.disable()
+        _prctl_pdeathsig()
+        # The hidden-test directory is runner-owned and content-addressed, so caching the
+        # assertion-rewritten bytecode there is safe and saves a parse per trial.
+        sys.dont_write_bytecode = False
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        from rlvr_lab.verifier import proxy
+
+        random.seed(seed)
+        client = proxy.ProxyClient(channel)
+        try:
+            client.init(seed)
+        except proxy.CandidateError:
+            pass  # the tests will meet the dead sandbox and fail; the runner reads the sandbox's record
+        proxy.install(modules, client)
+        plugin.seed = seed
+        config.args = [str(test_dir)]
+        exit_code = _run_session(config, session)
+        record = {"exit": int(exit_code), "reports": plugin.reports, "collect_errors": plugin.collect_errors}
+        data = json.dumps(record).encode()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(result_w, view):]
+    except BaseException:
+        code = 1
+    os._exit(code)
+
+
+class SlotRunner:
+    """Runs verifications for one slot: admission, graded copy, trials, each in a fresh sandbox."""
+
+    def __init__(self, backend: str | SandboxBackend, slot_dir: Path):
+        self.slot_dir = Path(slot_dir)
+        self.slot_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self.slot_dir, 0o700)
+        self.backend = backend if isinstance(backend, SandboxBackend) else make_backend(backend, self.slot_dir / "sandbox")
+        self.runner_dir = self.slot_dir / "runner"
+        self.runner_dir.mkdir(mode=0o700, exist_ok=True)
+        self.tests_root = self.runner_dir / "tests"
+        self.tests_root.mkdir(mode=0o700, exist_ok=True)
+        ini = self.runner_dir / "pytest.ini"
+        ini.write_text("[pytest]\n")
+        for name in SCRUBBED_ENV:
+            os.environ.pop(name, None)
+        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        sys.dont_write_bytecode = True
+        import pytest  # noqa: F401  (imported once here; every trial forks from this process)
+        from _pytest.config import _prepareconfig
+
+        self.plugin = RecordPlugin()
+        args = [str(self.tests_root), "-c", str(ini), "--rootdir", str(self.runner_dir), "--confcutdir",
+                str(self.tests_root), "-s"]
+        for plugin in DISABLED_PLUGINS:
+            args += ["-p", f"no:{plugin}"]
+        self.config = _prepareconfig(args, plugins=[self.plugin])
+        # Configure and start the session once; each trial's fork only collects and runs.
+        from _pytest.main import Session
+
+        self.config._do_configure()
+        self.session = Session.from_config(self.config)
+        self.session.exitstatus = 0
+        self.config.hook.pytest_sessionstart(session=self.session)
+        gc.collect()
+        gc.freeze()  # fewer copy-on-write faults in every forked trial
+        self.fixtures: collections.OrderedDict[str, tuple[Path, frozenset[str]]] = collections.OrderedDict()
+        self.counter = 0
+        self.last_child_pid: int | None = None
+
+    # -- hidden tests ------------------------------------------------------------------------------
+    def _fixture_dir(self, fixture: Fixture) -> tuple[Path, frozenset[str]]:
+        blob = json.dumps([sorted(fixture.hidden_tests.items()), list(fixture.modules)]).encode()
+        key = hashlib.sha256(blob).hexdigest()[:20]
+        if key in self.fixtures:
+            self.fixtures.move_to_end(key)
+            return self.fixtures[key]
+        directory = self.tests_root / key
+        if not directory.exists():
+            tmp = self.tests_root / f".{key}.tmp"
+            workspace.remove(tmp)
+            tmp.mkdir(mode=0o700)
+            for rel, text in fixture.hidden_tests.items():
+                problem = workspace.path_error(rel)
+                if problem:
+                    raise ValueError(f"fixture {fixture.name}: hidden test {problem}")
+                target = tmp / rel
+                target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+            os.rename(tmp, directory)
+        entry = (directory, expected_tests(fixture.hidden_tests))
+        self.fixtures[key] = entry
+        while len(self.fixtures) > FIXTURE_CACHE:
+            old, (old_dir, _) = self.fixtures.popitem(last=False)
+            workspace.remove(old_dir)
+        return entry
+
+    # -- one trial ---------------------------------------------------------------------------------
+    def run_trial(self, graded: Path, fixture: Fixture, test_dir: Path, expected: frozenset[str],
+                  seed: int) -> TrialResult:
+        start = time.perf_counter()
+        limits = fixture.limits
+        try:
+            session = self.backend.launch(graded, limits, seed)
+        except SandboxFault as exc:
+            return TrialResult("pending", time.perf_counter() - start, seed, "sandbox did not start", str(exc)[:DETAIL_CHARS])
+        result_r, result_w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            os.close(result_r)
+            os.close(result_w)
+            session.kill()
+            return TrialResult("pending", time.perf_counter() - start, seed, "runner could not fork", str(exc))
+        if pid == 0:
+            os.close(result_r)
+            _pytest_child(self.config, self.session, self.plugin, session.channel, tuple(fixture.modules), test_dir,
+                          seed, result_w)
+        self.last_child_pid = pid
+        os.close(result_w)
+        data, runner_problem = self._collect(pid, result_r, start + limits.wall_s + GRACE_S)
+        exit_record = session.kill()
+        session.channel.close()
+        duration = time.perf_counter() - start
+        if exit_record.kind == "infra":
+            return TrialResult("pending", duration, seed, "sandbox failed (infrastructure)", exit_record.detail)
+        if runner_problem:
+            return TrialResult("pending", duration, seed, runner_problem, "")
+        if exit_record.kind != "killed":
+            reason = {"timeout": "timeout", "output_cap": "output cap", "limit": "resource limit",
+                      "exited": "candidate process ended"}[exit_record.kind]
+            return TrialResult("fail", duration, seed, reason, exit_record.detail[:DETAIL_CHARS])
+        try:
+            record = json.loads(data.decode())
+        except ValueError:
+            return TrialResult("pending", duration, seed, "runner report unreadable", "")
+        prefix = test_dir.relative_to(self.runner_dir).as_posix() + "/"
+        ok, reason, detail = judge(record, expected, prefix)
+        return TrialResult("pass" if ok else "fail", duration, seed, reason, detail)
+
+    def _collect(self, pid: int, result_r: int, deadline: float) -> tuple[bytes, str]:
+        """Read the child's report until EOF or the deadline, then reap it; returns (data, problem)."""
+        chunks = []
+        problem = ""
+        try:
+            while True:
+                remaining = deadline - time.perf_counter()
+                if remaining <= 0:
+                    problem = "runner overran its deadline"
+                    os.kill(pid, signal.SIGKILL)
+                    break
+                ready, _, _ = select.select([result_r], [], [], remaining)
+                if ready:
+                    chunk = os.read(result_r, 1 << 20)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+        finally:
+            os.close(result_r)
+        _, status = os.waitpid(pid, 0)
+        if not problem and not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+            problem = f"runner process ended abnormally (status {status})"
+        if not problem and not chunks:
+            problem = "runner produced no report"
+        return b"".join(chunks), problem
+
+    # -- one verification --------------------------------------------------------------------------
+    def verify(self, fixture: Fixture, candidate: Candidate, trials: int, base_seed: int) -> dict:
+        """Admission, graded copy, trials; returns ``{"outcome", "trials", "stop_reason"}``."""
+        problem = workspace.admission_error(candidate, fixture)
+        if problem:
+            return {"outcome": "fail", "trials": (), "stop_reason": f"admission: {problem}"}
+        test_dir, expected = self._fixture_dir(fixture)
+        self.counter += 1
+        graded = Path(self.backend.workspace_root) / f"c{os.getpid()}-{self.counter}"
+        workspace.remove(graded)
+        workspace.apply(fixture, candidate, graded)
+        try:
+            outcome, results, stop = trials_mod.all_pass(
+                lambda index, seed: self.run_trial(graded, fixture, test_dir, expected, seed), trials, base_seed)
+        finally:
+            workspace.remove(graded)
+        return {"outcome": outcome, "trials": results, "stop_reason": stop}
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+# -- the runner process's request loop (pickles between two trusted processes) ----------------------
+def _send(fd: int, message: Any) -> None:
+    data = pickle.dumps(message)
+    data = struct.pack(">I", len(data)) + data
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _recv(fd: int) -> Any:
+    def exact(size: int) -> bytes:
+        parts, remaining = [], size
+        while remaining:
+            chunk = os.read(fd, remaining)
+            if not chunk:
+                raise EOFError("peer closed")
+            parts.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(parts)
+
+    (size,) = struct.unpack(">I", exact(4))
+    return pickle.loads(exact(size))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m rlvr_lab.verifier.runner BACKEND SLOT_DIR``: serve verification requests on stdin/stdout."""
+    argv = sys.argv[1:] if argv is None else argv
+    backend_name, slot_dir = argv[0], Path(argv[1])
+    rfd, wfd = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    try:
+        runner = SlotRunner(backend_name, slot_dir)
+    except SandboxUnavailable as exc:
+        _send(wfd, {"ok": False, "unavailable": True, "error": str(exc)})
+        return 2
+    except Exception as exc:
+        _send(wfd, {"ok": False, "unavailable": False, "error": f"{type(exc).__name__}: {exc}"})
+        return 2
+    _send(wfd, {"ok": True, "backend": runner.backend.name, "pid": os.getpid()})
+    try:
+        while True:
+            try:
+                request = _recv(rfd)
+            except EOFError:
+                return 0
+            try:
+                reply = runner.verify(request["fixture"], request["candidate"], request["trials"], request["seed"])
+                reply["ok"] = True
+                reply["backend"] = runner.backend.name
+                reply["runner_child"] = runner.last_child_pid
+            except Exception as exc:
+                reply = {"ok": False, "unavailable": isinstance(exc, SandboxUnavailable),
+                         "error": f"{type(exc).__name__}: {exc}"[:1000]}
+            _send(wfd, reply)
+    finally:
+        runner.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

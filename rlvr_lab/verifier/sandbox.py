@@ -1,0 +1,230 @@
+"""The local sandbox backend: Linux namespaces, a slot uid and rlimits, no daemon (section 17.7).
+
+:class:`LocalBackend` keeps one warm helper per slot, the zygote of
+:mod:`rlvr_lab.verifier.sandbox_zygote`, started with the base interpreter in isolated mode. The zygote
+has already entered private mount, network (empty: no interfaces up), IPC and UTS namespaces and hidden
+the runner's directories, so launching a sandbox costs a couple of forks: a new PID namespace whose init
+mounts a fresh ``/proc`` and private tmpfs scratch, then the candidate's server under the slot's uid
+(``60000 + n``, held with a lock file so two verifiers never share one) with rlimits applied.
+
+When namespaces are unavailable (not root, or ``unshare`` refused) :func:`check_available` raises
+:class:`~rlvr_lab.verifier.backend.SandboxUnavailable` naming the cause; there is no silent fallback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from rlvr_lab.verifier.backend import (
+    SandboxBackend,
+    SandboxExit,
+    SandboxFault,
+    SandboxSession,
+    SandboxUnavailable,
+    SocketChannel,
+)
+from rlvr_lab.verifier.schema import Limits
+
+#: Slot uids are taken from [UID_BASE, UID_BASE + UID_COUNT).
+UID_BASE = 60000
+UID_COUNT = 1000
+#: Directories hidden from every sandbox (when they exist), besides the runner's and the repository's.
+HIDDEN_DIRS = ("/tmp", "/var/tmp", "/root", "/home", "/work", "/run", "/dev/shm", "/mnt", "/media", "/srv",
+               "/opt", "/var/lib", "/var/log", "/var/cache", "/var/spool", "/var/mail")
+_HERE = Path(__file__).resolve().parent
+_available: str | None = None
+
+
+def base_python() -> str:
+    """The real interpreter behind this (possibly virtual) environment; candidates get its stdlib only.
+
+    >>> os.path.isabs(base_python())
+    True
+    """
+    return os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+
+
+def check_available() -> None:
+    """Raise :class:`SandboxUnavailable` unless root may create mount/pid/net/ipc/uts namespaces."""
+    global _available
+    if _available == "ok":
+        return
+    if not sys.platform.startswith("linux"):
+        raise SandboxUnavailable("the local backend needs Linux namespaces; use backend='docker'")
+    if os.geteuid() != 0:
+        raise SandboxUnavailable("the local backend needs root to create namespaces and switch to a slot "
+                                 "uid; run as root or use backend='docker'")
+    probe = subprocess.run(["unshare", "--mount", "--pid", "--net", "--ipc", "--uts", "--fork", "true"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        raise SandboxUnavailable(f"unshare of mount/pid/net/ipc/uts namespaces failed here "
+                                 f"({probe.stderr.strip()[:200]}); use backend='docker'")
+    _available = "ok"
+
+
+def _lock_dir() -> Path:
+    path = Path(tempfile.gettempdir()) / "rlvr-verifier-uids"
+    path.mkdir(mode=0o700, exist_ok=True)
+    return path
+
+
+def claim_uid() -> tuple[int, int]:
+    """Lock and return a free slot uid as ``(uid, lock_fd)``; the lock lives as long as the descriptor."""
+    base = _lock_dir()
+    for uid in range(UID_BASE, UID_BASE + UID_COUNT):
+        fd = os.open(base / f"{uid}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        return uid, fd
+    raise SandboxUnavailable(f"all {UID_COUNT} slot uids from {UID_BASE} are in use")
+
+
+def _topmost(paths: list[str]) -> list[str]:
+    """Drop paths nested in another listed path.
+
+    >>> _topmost(["/work/main", "/work", "/tmp/x"])
+    ['/tmp/x', '/work']
+    """
+    out: list[str] = []
+    for path in sorted(set(paths), key=len):
+        if not any(path == p or path.startswith(p.rstrip("/") + "/") for p in out):
+            out.append(path)
+    return sorted(out)
+
+
+class LocalSession(SandboxSession):
+    """One sandbox started by the zygote."""
+
+    def __init__(self, backend: "LocalBackend", pid: int, sock: socket.socket):
+        self.backend = backend
+        self.pid = pid
+        self.channel = SocketChannel(sock)
+        self._exit: SandboxExit | None = None
+
+    def kill(self) -> SandboxExit:
+        if self._exit is None:
+            self._exit = self.backend._kill(self.pid)
+        return self._exit
+
+
+class LocalBackend(SandboxBackend):
+    """Namespaces + slot uid + rlimits, with a warm zygote per slot (see the module docstring)."""
+
+    name = "local"
+
+    def __init__(self, slot_dir: Path, hide: tuple[str, ...] = ()):
+        check_available()
+        self.slot_dir = Path(slot_dir).resolve()
+        self.workspace_root = self.slot_dir / "ws"
+        self.workspace_root.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.workspace_root, 0o755)
+        self.uid, self._uid_lock = claim_uid()
+        repo = str(_HERE.parent.parent)
+        extra = [repo, sys.prefix, os.getcwd(), str(self.slot_dir.parent), *hide]
+        self.hide = _topmost([p for p in list(HIDDEN_DIRS) + extra
+                              if os.path.isabs(p) and p not in ("/", "/usr", "/bin", "/lib", "/etc", "/proc",
+                                                                 "/dev", "/sys", "/sbin", "/lib64")])
+        self.keep = [os.path.realpath(sys.base_prefix)]
+        self._proc: subprocess.Popen | None = None
+        self._ctl: socket.socket | None = None
+
+    # -- zygote lifecycle ----------------------------------------------------------------------------
+    def _start(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        config = {"ws_dir": str(self.workspace_root), "hide": self.hide, "keep": self.keep,
+                  "server_path": str(_HERE / "sandbox_server.py"), "parent": os.getpid(),
+                  "ctl_fd": theirs.fileno()}
+        self._proc = subprocess.Popen(
+            [base_python(), "-I", "-S", "-B", str(_HERE / "sandbox_zygote.py")],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=(theirs.fileno(),), env={"PATH": "/usr/bin:/bin"},
+        )
+        theirs.close()
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(json.dumps(config).encode())
+        self._proc.stdin.close()
+        ours.settimeout(30)
+        reply = json.loads(ours.recv(65536) or b'{"ok": false, "error": "zygote exited at start"}')
+        if not reply.get("ok"):
+            self._proc.wait()
+            raise SandboxUnavailable(f"local sandbox zygote could not start: {reply.get('error')}")
+        ours.settimeout(None)
+        self._ctl = ours
+
+    def _request(self, message: dict, want_fd: bool = False) -> tuple[dict, int | None]:
+        if self._ctl is None or self._proc is None or self._proc.poll() is not None:
+            self._discard()
+            self._start()
+        assert self._ctl is not None
+        try:
+            self._ctl.send(json.dumps(message).encode())
+            if want_fd:
+                data, fds, _, _ = socket.recv_fds(self._ctl, 65536, 1)
+            else:
+                data, fds = self._ctl.recv(65536), []
+        except OSError as exc:
+            self._discard()
+            raise SandboxFault(f"zygote control channel failed: {exc}") from None
+        if not data:
+            self._discard()
+            raise SandboxFault("the sandbox zygote died")
+        return json.loads(data.decode()), (fds[0] if fds else None)
+
+    def _discard(self) -> None:
+        if self._ctl is not None:
+            self._ctl.close()
+            self._ctl = None
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.kill()
+            self._proc.wait()
+            self._proc = None
+
+    @property
+    def zygote_pid(self) -> int | None:
+        """PID of the current zygote (for tests that kill it)."""
+        return None if self._proc is None else self._proc.pid
+
+    # -- the contract ---------------------------------------------------------------------------------
+    def launch(self, workspace: Path, limits: Limits, seed: int) -> LocalSession:
+        workspace = Path(workspace).resolve()
+        if workspace.parent != self.workspace_root:
+            raise ValueError(f"workspace must be a directory directly under {self.workspace_root}, got {workspace}")
+        reply, fd = self._request({"op": "spawn", "ws": workspace.name, "limits": dataclasses.asdict(limits),
+                                   "uid": self.uid}, want_fd=True)
+        if not reply.get("ok") or fd is None:
+            raise SandboxFault(f"sandbox spawn failed: {reply.get('error')}")
+        return LocalSession(self, int(reply["pid"]), socket.socket(fileno=fd))
+
+    def _kill(self, pid: int) -> SandboxExit:
+        try:
+            reply, _ = self._request({"op": "kill", "pid": pid})
+        except SandboxFault as exc:
+            return SandboxExit("infra", detail=str(exc))
+        record = reply.get("record") or {"kind": "infra", "detail": "no record"}
+        return SandboxExit(kind=record.get("kind", "infra"), exit_code=record.get("exit_code"),
+                           signal=record.get("signal"), detail=str(record.get("detail", ""))[:500],
+                           output=str(record.get("output", ""))[:2048])
+
+    def close(self) -> None:
+        self._discard()
+        if self._uid_lock is not None:
+            os.close(self._uid_lock)
+            self._uid_lock = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass

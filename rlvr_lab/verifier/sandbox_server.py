@@ -1,0 +1,240 @@
+"""The candidate's side of the proxy: a stdlib-only server that runs inside the sandbox (section 17.7).
+
+This file is deliberately self-contained (standard library only, no ``rlvr_lab`` import) so that any
+backend can start it inside a bare sandbox with ``python sandbox_server.py``; the local backend's zygote
+loads it once and calls :func:`serve` in every freshly forked candidate process.
+
+The trusted runner never imports candidate code. When a hidden test touches ``solution.f`` the runner's
+proxy sends a request frame over the channel; this server imports the candidate's module from its own
+working directory (the graded copy), performs the attribute read or call, and answers with plain data.
+
+Wire format (shared with :mod:`rlvr_lab.verifier.proxy`): each frame is a 4-byte big-endian length then
+that many bytes of UTF-8 JSON, at most :data:`MAX_FRAME` bytes. Values are JSON with tags for what JSON
+cannot say exactly: ``{"$b": base64}`` bytes, ``{"$t": [...]}`` tuple, ``{"$d": [[k, v], ...]}`` dict,
+``{"$s": [...]}`` set, ``{"$f": [...]}`` frozenset, ``{"$h": id, "c": class name}`` a handle to an object
+that stays in the sandbox. Only objects of the *exact* types None/bool/int/float/str/bytes/list/tuple/
+dict/set/frozenset cross as data; a subclass of one of them is refused (the call raises) and any other
+object becomes a handle, which the runner compares by identity only.
+
+Requests: ``{"id": n, "op": "init", "seed": s}``, ``{"id": n, "op": "getattr", "target": T, "name": a}``,
+``{"id": n, "op": "setattr", "target": T, "name": a, "value": v}``, ``{"id": n, "op": "call", "target":
+T, "args": [...], "kwargs": {"$d": ...}}`` and ``{"id": n, "op": "callattr", "target": T, "name": a,
+"args": ..., "kwargs": ...}``, where a target T is ``{"m": "module.name"}`` or ``{"h": id}``. Replies:
+``{"id": n, "ok": value}`` or ``{"id": n, "err": {"type": name, "msg": text}}``. Every request runs on
+its own thread, so a call that blocks (a waiter in ``acquire``) does not stop another test thread's call.
+
+Command line: ``python sandbox_server.py`` serves on stdin/stdout (the candidate's own prints are moved
+to stderr); ``python sandbox_server.py --fd N`` serves on the already-open socket descriptor N.
+"""
+
+import base64
+import importlib
+import json
+import os
+import random
+import struct
+import sys
+import threading
+
+#: Largest frame either side accepts, bytes; a bigger frame is a protocol violation.
+MAX_FRAME = 16 * 1024 * 1024
+#: Longest exception message sent back, characters.
+MAX_MESSAGE = 2000
+
+_PLAIN_BASES = (bool, int, float, str, bytes, bytearray, list, tuple, dict, set, frozenset)
+
+
+class NonPlainValue(TypeError):
+    """A value that looks like plain data but is not of an exact plain type (e.g. a subclass of int)."""
+
+
+class _Handles:
+    """Objects that stay in the sandbox, addressed by small integer ids."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._objects = {}
+        self._ids = {}
+
+    def put(self, obj):
+        with self._lock:
+            key = id(obj)
+            hid = self._ids.get(key)
+            if hid is None or self._objects.get(hid) is not obj:
+                hid = len(self._objects) + 1
+                self._objects[hid] = obj
+                self._ids[key] = hid
+            return hid
+
+    def get(self, hid):
+        if type(hid) is not int or hid not in self._objects:
+            raise LookupError(f"unknown handle {hid!r}")
+        return self._objects[hid]
+
+
+def encode(value, handles, depth=0):
+    """Plain data -> JSON-ready tree; exact types only, other objects become handles."""
+    if depth > 100:
+        raise NonPlainValue("value nested deeper than 100 levels")
+    kind = type(value)
+    if value is None or kind is bool or kind is int or kind is str or kind is float:
+        return value
+    if kind is bytes:
+        return {"$b": base64.b64encode(value).decode("ascii")}
+    if kind is list:
+        return [encode(v, handles, depth + 1) for v in value]
+    if kind is tuple:
+        return {"$t": [encode(v, handles, depth + 1) for v in value]}
+    if kind is dict:
+        return {"$d": [[encode(k, handles, depth + 1), encode(v, handles, depth + 1)] for k, v in value.items()]}
+    if kind is set:
+        return {"$s": [encode(v, handles, depth + 1) for v in value]}
+    if kind is frozenset:
+        return {"$f": [encode(v, handles, depth + 1) for v in value]}
+    if isinstance(value, _PLAIN_BASES):
+        raise NonPlainValue(f"a {kind.__name__} is not plain data: it subclasses a builtin type")
+    return {"$h": handles.put(value), "c": kind.__name__[:100]}
+
+
+def decode(tree, handles):
+    """JSON tree from the runner -> Python values; handles resolve to the sandbox's objects."""
+    if isinstance(tree, list):
+        return [decode(v, handles) for v in tree]
+    if not isinstance(tree, dict):
+        return tree
+    if "$b" in tree:
+        return base64.b64decode(tree["$b"])
+    if "$t" in tree:
+        return tuple(decode(v, handles) for v in tree["$t"])
+    if "$d" in tree:
+        return {decode(k, handles): decode(v, handles) for k, v in tree["$d"]}
+    if "$s" in tree:
+        return {decode(v, handles) for v in tree["$s"]}
+    if "$f" in tree:
+        return frozenset(decode(v, handles) for v in tree["$f"])
+    if "$h" in tree:
+        return handles.get(tree["$h"])
+    raise ValueError(f"unknown tag in {sorted(tree)!r}")
+
+
+def read_exact(fd, size):
+    """Read exactly ``size`` bytes from descriptor ``fd``; b"" at a clean end of stream."""
+    chunks = []
+    remaining = size
+    while remaining:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            if remaining == size:
+                return b""
+            raise EOFError("stream ended inside a frame")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def write_frame(fd, message, lock):
+    """Write one length-prefixed JSON frame to ``fd`` under ``lock``."""
+    body = json.dumps(message, separators=(",", ":")).encode("utf-8")
+    if len(body) > MAX_FRAME:
+        raise NonPlainValue(f"reply of {len(body)} bytes exceeds the {MAX_FRAME}-byte frame limit")
+    data = struct.pack(">I", len(body)) + body
+    with lock:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+
+
+class Server:
+    """Answers the runner's requests against the candidate's modules."""
+
+    def __init__(self, rfd, wfd):
+        self.rfd = rfd
+        self.wfd = wfd
+        self.lock = threading.Lock()
+        self.handles = _Handles()
+
+    def target(self, spec):
+        if "m" in spec:
+            name = spec["m"]
+            if type(name) is not str:
+                raise TypeError("module name must be a string")
+            return importlib.import_module(name)
+        return self.handles.get(spec["h"])
+
+    def perform(self, request):
+        op = request.get("op")
+        if op == "init":
+            random.seed(request.get("seed", 0))
+            return None
+        if op == "getattr":
+            return getattr(self.target(request["target"]), request["name"])
+        if op == "setattr":
+            setattr(self.target(request["target"]), request["name"], decode(request["value"], self.handles))
+            return None
+        if op in ("call", "callattr"):
+            func = self.target(request["target"])
+            if op == "callattr":
+                func = getattr(func, request["name"])
+            args = decode(request.get("args", []), self.handles)
+            kwargs = decode(request.get("kwargs", {"$d": []}), self.handles)
+            return func(*args, **kwargs)
+        raise ValueError(f"unknown op {op!r}")
+
+    def handle(self, request):
+        rid = request.get("id")
+        try:
+            reply = {"id": rid, "ok": encode(self.perform(request), self.handles)}
+        except BaseException as exc:  # the candidate's exception, reported by type name
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)) and threading.current_thread() is threading.main_thread():
+                raise
+            reply = {"id": rid, "err": {"type": type(exc).__name__[:100], "msg": str(exc)[:MAX_MESSAGE]}}
+        try:
+            write_frame(self.wfd, reply, self.lock)
+        except NonPlainValue as exc:
+            write_frame(self.wfd, {"id": rid, "err": {"type": "NonPlainValue", "msg": str(exc)}}, self.lock)
+        except OSError:
+            os._exit(3)
+
+    def run(self):
+        while True:
+            header = read_exact(self.rfd, 4)
+            if not header:
+                return
+            (size,) = struct.unpack(">I", header)
+            if size > MAX_FRAME:
+                raise ValueError("request frame too large")
+            request = json.loads(read_exact(self.rfd, size).decode("utf-8"))
+            if request.get("op") == "init":
+                self.handle(request)
+                continue
+            threading.Thread(target=self.handle, args=(request,), daemon=True).start()
+
+
+def serve(rfd, wfd, workdir="."):
+    """Serve requests from ``rfd``, replying on ``wfd``, with ``workdir`` first on ``sys.path``."""
+    workdir = os.path.abspath(workdir)
+    if workdir not in sys.path:
+        sys.path.insert(0, workdir)
+    sys.dont_write_bytecode = True
+    threading.stack_size(4 * 1024 * 1024)
+    Server(rfd, wfd).run()
+
+
+def main(argv=None):
+    """``python sandbox_server.py [--fd N]``: serve until the runner closes the channel."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--fd"]:
+        fd = int(argv[1])
+        serve(fd, fd)
+    else:
+        rfd, wfd = os.dup(0), os.dup(1)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(2, 1)
+        serve(rfd, wfd)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

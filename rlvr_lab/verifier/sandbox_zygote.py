@@ -1,0 +1,393 @@
+"""The local backend's pre-forked sandbox zygote (section 17.7; stdlib only, run as a script).
+
+One zygote serves one verifier slot. It starts as root, enters its own mount, network, IPC and UTS
+namespaces once, hides every directory that holds the runner, the hidden tests or the repository behind
+empty read-only tmpfs mounts, exposes the slot's workspace root read-only at :data:`SANDBOX_ROOT`, loads
+:mod:`sandbox_server` and a few stdlib modules, and then waits for requests from its trusted parent on a
+SOCK_SEQPACKET control socket (its descriptor number is in the config):
+
+``{"op": "spawn", "ws": name, "limits": {...}, "uid": u}``
+    Fork a sandbox: a child in a *new PID namespace* becomes its init (PID 1, still root): it unshares a
+    private mount namespace, mounts a fresh ``/proc`` (so only the sandbox's own processes are visible)
+    and fresh small tmpfs mounts on ``/tmp``, ``/var/tmp`` and ``/dev/shm``, then forks the candidate's
+    server: descriptors closed, stdout+stderr into a capped pipe, rlimits applied (CPU, address space,
+    processes, file size, open files, no core), groups dropped, ``setgid``/``setuid`` to the slot's
+    unprivileged uid, no-new-privileges, ``cwd`` = the read-only graded copy, and
+    ``sandbox_server.serve`` on its end of a fresh socketpair. The reply carries the other end as an
+    SCM_RIGHTS descriptor. Members of a PID namespace cannot signal its init, and when init dies the
+    kernel kills every process left in the namespace (setsid daemons included).
+``{"op": "kill", "pid": p}``
+    Kill that sandbox's init (and so all its processes), reap it, and reply with the exit record
+    ``{"kind", "exit_code", "signal", "detail", "output"}`` (kinds as in
+    :class:`rlvr_lab.verifier.backend.SandboxExit`).
+
+The zygote also enforces each sandbox's wall-clock deadline (``timeout``), and tells apart an init that
+reported the server's own end (``exited``, ``output_cap``) from one that was killed from outside
+(``infra``).
+"""
+
+import ctypes
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+
+#: Where the slot's workspace root appears inside every sandbox.
+SANDBOX_ROOT = "/run/rlvr-sandbox"
+#: Bytes of candidate output kept for the evidence.
+OUTPUT_EXCERPT = 2048
+#: Modules imported once in the zygote so that candidates do not pay for them.
+PRELOAD = ("json", "random", "threading", "collections", "itertools", "functools", "math", "re",
+           "heapq", "bisect", "string", "time", "queue", "dataclasses", "typing", "contextlib",
+           "fractions", "decimal", "statistics", "operator", "copy", "enum", "base64", "struct", "resource")
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p)
+
+
+def _check(result, what):
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def unshare(flags):
+    _check(_libc.unshare(flags), f"unshare({flags:#x})")
+
+
+def setns(fd, flags):
+    _check(_libc.setns(fd, flags), "setns")
+
+
+def mount(source, target, fstype, flags, data=None):
+    enc = lambda s: None if s is None else s.encode()  # noqa: E731
+    _check(_libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
+
+
+def prctl(option, value):
+    _check(_libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl({option})")
+
+
+def setup_namespaces(config):
+    """Enter private namespaces and build the sandbox's view of the filesystem (once per zygote)."""
+    unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    socket.sethostname("sandbox")
+    ws_fd = os.open(config["ws_dir"], os.O_PATH | os.O_DIRECTORY)
+    keep = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in config["keep"]]
+    hidden = []
+    for path in config["hide"]:
+        if not os.path.isdir(path) or os.path.islink(path):
+            continue
+        mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=755")
+        hidden.append(path)
+    os.makedirs(SANDBOX_ROOT, exist_ok=True)
+    mount(f"/proc/self/fd/{ws_fd}", SANDBOX_ROOT, None, MS_BIND)
+    mount(None, SANDBOX_ROOT, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    for path, fd in keep:
+        if any(path == h or path.startswith(h.rstrip("/") + "/") for h in hidden):
+            os.makedirs(path, exist_ok=True)
+            mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+            mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    for path in hidden:
+        mount(None, path, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=64k,mode=755")
+    for fd in [ws_fd] + [fd for _, fd in keep]:
+        os.close(fd)
+
+
+def _apply_limits(limits):
+    import resource
+
+    mib = 1024 * 1024
+    pairs = [
+        (resource.RLIMIT_CPU, int(limits["cpu_s"])),
+        (resource.RLIMIT_AS, int(limits["memory_mb"]) * mib),
+        (resource.RLIMIT_NPROC, int(limits["processes"])),
+        (resource.RLIMIT_FSIZE, int(limits["file_mb"]) * mib),
+        (resource.RLIMIT_NOFILE, int(limits["open_files"])),
+        (resource.RLIMIT_CORE, 0),
+    ]
+    for which, value in pairs:
+        resource.setrlimit(which, (value, value))
+
+
+def run_server(server_module, chan_fd, out_w, workdir, limits, uid):
+    """In the candidate's process: drop everything, then serve. Never returns."""
+    try:
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_w, 1)
+        os.dup2(out_w, 2)
+        chan = os.dup2(chan_fd, 3)
+        os.closerange(4, 1 << 16)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        os.chdir(workdir)
+        _apply_limits(limits)
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        os.environ.clear()
+        os.environ.update({"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"})
+        sys.stdout = open(1, "w", closefd=False, buffering=1)
+        sys.stderr = open(2, "w", closefd=False, buffering=1)
+    except BaseException:
+        os._exit(71)
+    try:
+        server_module.serve(chan, chan, workdir)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        code = 70
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        pass
+    os._exit(code)
+
+
+def run_init(server_module, chan_fd, status_w, workdir, limits, uid):
+    """PID 1 of a fresh sandbox: mounts, forks the server, caps its output, reports its end."""
+    code = 0
+    try:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        for name in os.listdir("/proc/self/fd"):
+            if int(name) > 2 and int(name) not in (chan_fd, status_w):
+                try:
+                    os.close(int(name))
+                except OSError:
+                    pass
+        unshare(CLONE_NEWNS)
+        mount(None, "/", None, MS_REC | MS_PRIVATE)
+        mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        tmp_mb = max(1, min(64, 2 * int(limits["file_mb"])))
+        for path in ("/tmp", "/var/tmp", "/dev/shm"):
+            if os.path.isdir(path):
+                mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_mb}m,mode=1777")
+        out_r, out_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(out_r)
+            os.close(status_w)
+            run_server(server_module, chan_fd, out_w, workdir, limits, uid)
+        os.close(out_w)
+        os.close(chan_fd)
+        record = supervise(pid, out_r, int(limits["output_kb"]) * 1024)
+        os.write(status_w, json.dumps(record).encode())
+    except BaseException as exc:
+        try:
+            os.write(status_w, json.dumps({"kind": "infra", "detail": f"sandbox init failed: {exc}"[:500]}).encode())
+        except OSError:
+            pass
+        code = 1
+    os._exit(code)
+
+
+def supervise(pid, out_r, cap_bytes):
+    """Drain the server's output until it ends; kill it at the output cap. Returns the exit record."""
+    pidfd = os.pidfd_open(pid)
+    excerpt = bytearray()
+    total = 0
+    over_cap = False
+    readers = [out_r, pidfd]
+    status = None
+    while status is None:
+        ready, _, _ = select.select(readers, [], [], 0.5)
+        if out_r in ready:
+            data = os.read(out_r, 65536)
+            if not data:
+                readers.remove(out_r)
+            else:
+                total += len(data)
+                if len(excerpt) < OUTPUT_EXCERPT:
+                    excerpt += data[: OUTPUT_EXCERPT - len(excerpt)]
+                if total > cap_bytes and not over_cap:
+                    over_cap = True
+                    os.kill(pid, signal.SIGKILL)
+                    readers.remove(out_r)
+        while True:  # reap everything that ended: orphans are re-parented to us
+            try:
+                done, st = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                done = 0
+            if done == 0:
+                break
+            if done == pid:
+                status = st
+    output = bytes(excerpt).decode("utf-8", "replace")
+    if over_cap:
+        return {"kind": "output_cap", "detail": f"output exceeded {cap_bytes} bytes", "output": output}
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        return {"kind": "exited", "signal": sig, "detail": f"candidate process killed by {name}", "output": output}
+    code = os.WEXITSTATUS(status)
+    return {"kind": "exited", "exit_code": code, "detail": f"candidate process exited with status {code}",
+            "output": output}
+
+
+class Zygote:
+    """The control loop: spawn sandboxes, enforce deadlines, kill and report."""
+
+    def __init__(self, ctl, server_module):
+        self.ctl = ctl
+        self.server = server_module
+        self.pidns_fd = os.open("/proc/self/ns/pid", os.O_RDONLY)
+        self.sessions = {}
+
+    def spawn(self, request):
+        limits = request["limits"]
+        workdir = os.path.join(SANDBOX_ROOT, request["ws"])
+        host, child = socket.socketpair()
+        status_r, status_w = os.pipe()
+        setns(self.pidns_fd, CLONE_NEWPID)
+        unshare(CLONE_NEWPID)
+        pid = os.fork()
+        if pid == 0:
+            host.close()
+            os.close(status_r)
+            run_init(self.server, child.detach(), status_w, workdir, limits, int(request["uid"]))
+        child.close()
+        os.close(status_w)
+        self.sessions[pid] = {"status_r": status_r, "deadline": time.monotonic() + float(limits["wall_s"]),
+                              "record": None, "buffer": b"", "reaped": False, "ours": False}
+        socket.send_fds(self.ctl, [json.dumps({"ok": True, "pid": pid}).encode()], [host.fileno()])
+        host.close()
+
+    def _reap(self, pid):
+        session = self.sessions[pid]
+        if not session["reaped"]:
+            _, status = os.waitpid(pid, 0)
+            session["reaped"] = True
+            session["init_status"] = status
+            self._drain(pid, block=True)
+            os.close(session["status_r"])
+            if session["record"] is None:
+                if session["ours"]:
+                    session["record"] = {"kind": session.get("ours_kind", "killed")}
+                else:
+                    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+                    session["record"] = {"kind": "infra",
+                                         "detail": f"sandbox init ended from outside (status {status}, signal {sig})"}
+
+    def _drain(self, pid, block=False):
+        session = self.sessions[pid]
+        while True:
+            if not block:
+                ready, _, _ = select.select([session["status_r"]], [], [], 0)
+                if not ready:
+                    return
+            data = os.read(session["status_r"], 65536)
+            if not data:
+                break
+            session["buffer"] += data
+        if session["buffer"] and session["record"] is None:
+            try:
+                session["record"] = json.loads(session["buffer"].decode())
+            except ValueError:
+                session["record"] = {"kind": "infra", "detail": "unreadable status from sandbox init"}
+
+    def kill(self, pid, kind="killed"):
+        session = self.sessions.get(pid)
+        if session is None:
+            return {"kind": "infra", "detail": f"no sandbox {pid}"}
+        if not session["reaped"]:
+            self._drain(pid)
+            if session["record"] is None:
+                session["ours"] = True
+                session["ours_kind"] = kind
+                if kind == "timeout":
+                    session["record"] = {"kind": "timeout", "detail": "wall-clock deadline passed"}
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self._reap(pid)
+        return session["record"]
+
+    def on_status(self, pid):
+        """Init wrote its record (or died): reap it."""
+        self._reap(pid)
+
+    def serve(self):
+        while True:
+            live = {s["status_r"]: pid for pid, s in self.sessions.items() if not s["reaped"]}
+            deadlines = [s["deadline"] for s in self.sessions.values() if not s["reaped"]]
+            timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+            ready, _, _ = select.select([self.ctl] + list(live), [], [], timeout)
+            now = time.monotonic()
+            for pid, session in list(self.sessions.items()):
+                if not session["reaped"] and session["deadline"] <= now:
+                    self.kill(pid, kind="timeout")
+            for fd in ready:
+                if fd in live and not self.sessions[live[fd]]["reaped"]:
+                    self.on_status(live[fd])
+            if self.ctl in ready:
+                message = self.ctl.recv(65536)
+                if not message:
+                    return
+                request = json.loads(message.decode())
+                if request["op"] == "spawn":
+                    try:
+                        self.spawn(request)
+                    except OSError as exc:
+                        self.ctl.send(json.dumps({"ok": False, "error": str(exc)}).encode())
+                elif request["op"] == "kill":
+                    record = self.kill(int(request["pid"]))
+                    self.sessions.pop(int(request["pid"]), None)
+                    self.ctl.send(json.dumps({"ok": True, "record": record}).encode())
+                elif request["op"] == "ping":
+                    self.ctl.send(b'{"ok": true}')
+
+
+def load_server(path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sandbox_server", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main():
+    """``python -I -S sandbox_zygote.py`` with its JSON config on stdin (kept out of ``/proc/*/cmdline``)."""
+    config = json.loads(sys.stdin.buffer.read().decode())
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    ctl = socket.socket(fileno=int(config["ctl_fd"]))
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != config["parent"]:
+        os._exit(1)
+    try:
+        server = load_server(config["server_path"])
+        for name in PRELOAD:
+            __import__(name)
+        setup_namespaces(config)
+    except BaseException as exc:
+        ctl.send(json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"}).encode())
+        os._exit(2)
+    ctl.send(b'{"ok": true, "ready": true}')
+    Zygote(ctl, server).serve()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+"""The verifier: candidate in, verdict with evidence out (section 17.7, the four-verdict rule).
+
+:class:`Verifier` owns one slot: a trusted runner process (:mod:`rlvr_lab.verifier.runner`) started with a
+scrubbed environment, which in turn owns the sandbox backend. ``verify`` sends the fixture, the candidate
+and K to the runner and turns the reply into a :class:`~rlvr_lab.verifier.schema.Verdict`:
+
+* ``pass``: every one of K trials passed; ``fail``: admission refused the change, or a trial was
+  rejected (tests failed, timeout, limit breach, candidate crash);
+* ``pending``: an infrastructure fault (the runner or the sandbox died, a report was lost) on the last
+  attempt while the caller may still retry (``retries=0``);
+* ``unknown``: infrastructure faults on every one of ``1 + retries`` attempts.
+
+Nothing defaults to ``pass``: a missing or unreadable reply is an infrastructure fault, never a verdict.
+The verdict's evidence names the candidate digest, fixture and checker versions, the backend, each
+trial's outcome, duration, seed and reason, the stop reason and the attempts used.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from rlvr_lab.verifier.backend import BACKENDS, SandboxUnavailable
+from rlvr_lab.verifier.runner import GRACE_S, _recv, _send
+from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
+from rlvr_lab.verifier.trials import check_trials
+
+#: Seconds allowed for a runner process to start (pytest import, zygote start).
+START_TIMEOUT_S = 60.0
+
+
+def _runner_env() -> dict[str, str]:
+    """The runner's environment: only what it needs; nothing that steers pytest or Python.
+
+    >>> sorted(k for k in _runner_env() if k.startswith("PYTEST"))
+    ['PYTEST_DISABLE_PLUGIN_AUTOLOAD']
+    """
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
+           "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONHASHSEED": "0"}
+    for key in ("DOCKER_HOST", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "TMPDIR"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env
+
+
+class Verifier:
+    """Sandboxed verification of candidates against fixtures (one slot; see the module docstring).
+
+    ``backend``: ``"local"`` (namespaces, default) or ``"docker"``; an unavailable backend raises
+    :class:`~rlvr_lab.verifier.backend.SandboxUnavailable` here, naming why. ``retries``: extra attempts
+    after an infrastructure fault (0 returns ``pending`` at once). ``seed``: base seed of the trial seeds
+    (None draws one per verification). Not safe for concurrent ``verify`` calls from several threads
+    (calls are serialized by a lock); use :class:`~rlvr_lab.verifier.pool.VerifierPool` for parallelism.
+    """
+
+    def __init__(self, backend: str = "local", retries: int = 1, seed: int | None = None,
+                 work_dir: str | os.PathLike | None = None):
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 10:
+            raise ValueError(f"retries must be an integer in [0, 10], got {retries!r}")
+        if backend == "local":
+            from rlvr_lab.verifier.sandbox import check_available
+
+            check_available()
+        self.backend = backend
+        self.retries = retries
+        self.seed = seed
+        self._owns_dir = work_dir is None
+        self.slot_dir = Path(tempfile.mkdtemp(prefix="rlvr-verifier-") if work_dir is None else work_dir)
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+        self._backend_name = backend
+        self._calls = 0
+        self._start()
+
+    # -- runner process ------------------------------------------------------------------------------
+    def _start(self) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-I", "-B", "-m", "rlvr_lab.verifier.runner", self.backend, str(self.slot_dir / "slot")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_runner_env(),
+            cwd="/",
+        )
+        reply = self._read(time.monotonic() + START_TIMEOUT_S)
+        if reply is None or not reply.get("ok"):
+            self._stop()
+            error = "the runner process did not start" if reply is None else reply.get("error")
+            if reply is not None and reply.get("unavailable"):
+                raise SandboxUnavailable(error)
+            raise RuntimeError(f"verifier runner failed to start: {error}")
+        self._backend_name = reply["backend"]
+
+    def _read(self, deadline: float) -> dict | None:
+        assert self._proc is not None and self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            return None
+        try:
+            return _recv(fd)
+        except (EOFError, OSError, ValueError):
+            return None
+
+    def _stop(self) -> None:
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.kill()
+            self._proc.wait()
+            for stream in (self._proc.stdin, self._proc.stdout):
+                if stream is not None:
+                    stream.close()
+            self._proc = None
+
+    @property
+    def runner_pid(self) -> int | None:
+        """PID of the trusted runner process (tests use it to simulate infrastructure faults)."""
+        return None if self._proc is None else self._proc.pid
+
+    # -- verification --------------------------------------------------------------------------------
+    def _attempt(self, fixture: Fixture, candidate: Candidate, trials: int, seed: int) -> dict:
+        if self._proc is None or self._proc.poll() is not None:
+            self._stop()
+            self._start()
+        assert self._proc is not None and self._proc.stdin is not None
+        try:
+            _send(self._proc.stdin.fileno(), {"fixture": fixture, "candidate": candidate, "trials": trials,
+                                              "seed": seed})
+        except OSError as exc:
+            self._stop()
+            return {"outcome": "pending", "trials": (), "stop_reason": f"runner unreachable: {exc}"}
+        budget = trials * (fixture.limits.wall_s + 2 * GRACE_S) + 30.0
+        reply = self._read(time.monotonic() + budget)
+        if reply is None:
+            self._stop()
+            return {"outcome": "pending", "trials": (), "stop_reason": "runner died or did not answer"}
+        if not reply.get("ok"):
+            if reply.get("unavailable"):
+                raise SandboxUnavailable(reply.get("error"))
+            if str(reply.get("error", "")).startswith("ValueError"):
+                raise ValueError(reply["error"].split(": ", 1)[-1])
+            return {"outcome": "pending", "trials": (), "stop_reason": f"runner error: {reply.get('error')}"}
+        self._backend_name = reply.get("backend", self._backend_name)
+        return reply
+
+    def verify(self, candidate: Candidate, fixture: Fixture, trials: int | None = None) -> Verdict:
+        """Verify ``candidate`` against ``fixture`` with K = ``trials`` (None: ``fixture.trials``)."""
+        if not isinstance(candidate, Candidate):
+            raise ValueError(f"candidate must be a Candidate, got {type(candidate).__name__}")
+        if not isinstance(fixture, Fixture):
+            raise ValueError(f"fixture must be a Fixture, got {type(fixture).__name__}")
+        k = check_trials(fixture.trials if trials is None else trials)
+        with self._lock:
+            self._calls += 1
+            base_seed = self.seed + self._calls if self.seed is not None else int.from_bytes(os.urandom(4), "big")
+            reply: dict[str, Any] = {}
+            attempts = 0
+            for attempts in range(1, self.retries + 2):
+                reply = self._attempt(fixture, candidate, k, base_seed + 7919 * (attempts - 1))
+                if reply["outcome"] != "pending":
+                    break
+            outcome = reply["outcome"]
+            if outcome == "pending" and self.retries > 0:
+                outcome = "unknown"
+            return Verdict(outcome=outcome, candidate_digest=candidate.digest, fixture=fixture.name,
+                           fixture_version=fixture.version, checker_version=fixture.checker_version,
+                           backend=self._backend_name, trials=tuple(reply.get("trials", ())),
+                           stop_reason=reply.get("stop_reason", ""), attempts=attempts)
+
+    def close(self) -> None:
+        """Stop the runner (and with it the sandbox helpers); remove the scratch directory."""
+        with self._lock:
+            if self._proc is not None and self._proc.stdin is not None:
+                try:
+                    self._proc.stdin.close()
+                    self._proc.wait(timeout=10)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+            self._stop()
+            if self._owns_dir:
+                shutil.rmtree(self.slot_dir, ignore_errors=True)
+
+    def __enter__(self) -> "Verifier":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            if self._proc is not None:
+                self.close()
+        except Exception:
+            pass

@@ -1,0 +1,114 @@
+"""Shared in-memory fixtures and host checks for the verifier-engine tests (not a test module)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rlvr_lab.verifier.schema import Candidate, Fixture, Limits
+
+HIDDEN = """\
+import threading
+
+import pytest
+from solution import Counter, double
+
+
+def test_small():
+    assert double(2) == 4
+
+
+def test_negative():
+    assert double(-3) == -6
+
+
+def test_type_error():
+    with pytest.raises(TypeError):
+        double(None)
+
+
+def test_counter_state_and_threads():
+    counter = Counter()
+    threads = [threading.Thread(target=counter.add, args=(1,)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert counter.total() == 8
+    assert counter.name == "counter"
+"""
+
+GOOD = """\
+import threading
+
+
+def double(x):
+    if x is None:
+        raise TypeError("x must be a number")
+    return 2 * x
+
+
+class Counter:
+    name = "counter"
+
+    def __init__(self):
+        self._n = 0
+        self._lock = threading.Lock()
+
+    def add(self, k):
+        with self._lock:
+            self._n += k
+
+    def total(self):
+        return self._n
+"""
+
+STUB = "def double(x):\n    raise NotImplementedError\n\n\nclass Counter:\n    pass\n"
+
+
+def function_fixture(limits: Limits | None = None, trials: int = 1) -> Fixture:
+    """The function-task shape the trainer uses (TEAM.md), with a small stateful class."""
+    return Fixture(
+        name="double_01",
+        version="double_fixture_v1",
+        files={"solution.py": STUB, "README.md": "Implement double(x) and Counter.\n"},
+        hidden_tests={"test_hidden.py": HIDDEN},
+        allowed_paths=("solution.py", "helpers/*.py"),
+        modules=("solution",),
+        limits=limits or Limits(wall_s=5.0, cpu_s=5, memory_mb=256, processes=16, file_mb=4, open_files=64,
+                                output_kb=64),
+        trials=trials,
+        checker_version="double_accept_v1",
+    )
+
+
+def candidate(body: str, prefix: str = "") -> Candidate:
+    """GOOD with ``body`` appended (overriding definitions) and ``prefix`` prepended."""
+    return Candidate({"solution.py": prefix + GOOD + "\n" + body})
+
+
+def uid_processes(uid: int) -> list[int]:
+    """PIDs of host processes whose real uid is ``uid``."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{name}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("Uid:") and int(line.split()[1]) == uid:
+                found.append(int(name))
+    return found
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (all threads)."""
+    out = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            out += [int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+    except OSError:
+        pass
+    return out
