@@ -406,7 +406,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         _send(wfd, {"ok": False, "unavailable": False, "error": f"{type(exc).__name__}: {exc}"})
         return 2
-    _send(wfd, {"ok": True, "backend": runner.backend.name, "pid": os.getpid()})
+    _send(wfd, {"ok": True, "backend": runner.backend.name, "pid": os.getpid(),
+                "uid": getattr(runner.backend, "uid", None)})
     try:
         while True:
             try:

@@ -80,6 +80,8 @@ class Verifier:
         self._proc: subprocess.Popen | None = None
         self._backend_name = backend
         self._calls = 0
+        self.sandbox_uid: int | None = None
+        """The slot's unprivileged uid on the local backend (None for other backends)."""
         self._start()
 
     # -- runner process ------------------------------------------------------------------------------
@@ -97,6 +99,7 @@ class Verifier:
                 raise SandboxUnavailable(error)
             raise RuntimeError(f"verifier runner failed to start: {error}")
         self._backend_name = reply["backend"]
+        self.sandbox_uid = reply.get("uid")
 
     def _read(self, deadline: float) -> dict | None:
         assert self._proc is not None and self._proc.stdout is not None
