@@ -1,7 +1,8 @@
 """The sandboxed pytest verifier (section 17.7)."""
 
 from rlvr_lab.verifier.backend import SandboxUnavailable
+from rlvr_lab.verifier.pool import VerifierPool
 from rlvr_lab.verifier.schema import VERDICTS, Candidate, Fixture, Limits, TrialResult, Verdict
 from rlvr_lab.verifier.verifier import Verifier
 
-__all__ = ["VERDICTS", "Candidate", "Fixture", "Limits", "TrialResult", "Verdict", "Verifier", "SandboxUnavailable"]
+__all__ = ["VERDICTS", "Candidate", "Fixture", "Limits", "TrialResult", "Verdict", "Verifier", "VerifierPool", "SandboxUnavailable"]

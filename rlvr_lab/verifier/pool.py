@@ -1,0 +1,139 @@
+"""A pool of verifier slots behind a bounded queue (sections 17.7 and 17.9.5, verification capacity).
+
+:class:`VerifierPool` runs ``workers`` independent :class:`~rlvr_lab.verifier.verifier.Verifier` slots
+(each its own trusted runner, zygote and slot uid), fed from one FIFO queue of at most ``max_queue``
+waiting requests. ``submit`` returns a :class:`concurrent.futures.Future` that resolves to a
+:class:`~rlvr_lab.verifier.schema.Verdict`.
+
+Backpressure: when ``max_queue`` requests are already waiting, ``submit`` *blocks* until a slot takes
+one (the producer slows to the pool's pace); with ``block=False`` it raises :class:`PoolFull` at once,
+and with ``timeout=t`` it raises :class:`PoolFull` after ``t`` seconds. Size the pool with
+:func:`rlvr_lab.cycle_time.verifier_workers`: arrival rate x expected trials x trial seconds over the
+target utilization.
+
+``close()`` (also on leaving a ``with`` block) stops accepting work, lets the slots finish what is
+queued (``cancel_pending=True`` cancels the queued futures instead), then stops the slots.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from concurrent.futures import Future
+from typing import Iterable
+
+from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
+from rlvr_lab.verifier.verifier import Verifier
+
+_STOP = object()
+
+
+class PoolFull(RuntimeError):
+    """``submit`` found the queue full and was told not to wait (``block=False`` or a timeout)."""
+
+
+class PoolClosed(RuntimeError):
+    """``submit`` after ``close``."""
+
+
+class VerifierPool:
+    """N verifier slots, a bounded FIFO queue with backpressure, a futures API (module docstring)."""
+
+    def __init__(self, workers: int = 2, backend: str = "local", max_queue: int = 64, retries: int = 1,
+                 seed: int | None = None):
+        if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 64:
+            raise ValueError(f"workers must be an integer in [1, 64], got {workers!r}")
+        if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue < 1:
+            raise ValueError(f"max_queue must be an integer >= 1, got {max_queue!r}")
+        self.workers = workers
+        self.max_queue = max_queue
+        self._queue: queue.Queue = queue.Queue(maxsize=max_queue)
+        self._closed = False
+        self._close_lock = threading.Lock()
+        self.verifiers: list[Verifier] = [None] * workers  # type: ignore[list-item]
+        errors: list[BaseException] = []
+
+        def start(i: int) -> None:
+            try:
+                self.verifiers[i] = Verifier(backend=backend, retries=retries,
+                                             seed=None if seed is None else seed + 1_000_003 * i)
+            except BaseException as exc:  # reported below, after every slot had its chance
+                errors.append(exc)
+
+        starters = [threading.Thread(target=start, args=(i,)) for i in range(workers)]
+        for t in starters:
+            t.start()
+        for t in starters:
+            t.join()
+        if errors:
+            for v in self.verifiers:
+                if v is not None:
+                    v.close()
+            raise errors[0]
+        self.backend = self.verifiers[0]._backend_name
+        self._threads = [threading.Thread(target=self._work, args=(v,), name=f"verifier-slot-{i}", daemon=True)
+                         for i, v in enumerate(self.verifiers)]
+        for t in self._threads:
+            t.start()
+
+    def _work(self, verifier: Verifier) -> None:
+        while True:
+            item = self._queue.get()
+            if item is _STOP:
+                return
+            future, candidate, fixture, trials = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(verifier.verify(candidate, fixture, trials))
+            except BaseException as exc:  # ValueError for bad input, SandboxUnavailable, ...
+                future.set_exception(exc)
+
+    def submit(self, candidate: Candidate, fixture: Fixture, trials: int | None = None, block: bool = True,
+               timeout: float | None = None) -> "Future[Verdict]":
+        """Queue one verification; blocks while the queue is full (see the module docstring)."""
+        if self._closed:
+            raise PoolClosed("submit after close()")
+        future: Future = Future()
+        try:
+            self._queue.put((future, candidate, fixture, trials), block=block, timeout=timeout)
+        except queue.Full:
+            raise PoolFull(f"the verification queue holds {self.max_queue} requests") from None
+        return future
+
+    def map(self, candidates: Iterable[Candidate], fixture: Fixture, trials: int | None = None) -> list[Verdict]:
+        """Verify many candidates against one fixture; verdicts in input order."""
+        futures = [self.submit(c, fixture, trials) for c in candidates]
+        return [f.result() for f in futures]
+
+    @property
+    def queued(self) -> int:
+        """Requests waiting for a slot (approximate)."""
+        return self._queue.qsize()
+
+    def close(self, cancel_pending: bool = False) -> None:
+        """Stop accepting work, finish (or cancel) what is queued, stop the slots. Idempotent."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        if cancel_pending:
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is not _STOP:
+                    item[0].cancel()
+        for _ in self._threads:
+            self._queue.put(_STOP)
+        for t in self._threads:
+            t.join()
+        for v in self.verifiers:
+            v.close()
+
+    def __enter__(self) -> "VerifierPool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

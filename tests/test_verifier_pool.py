@@ -1,0 +1,66 @@
+"""VerifierPool: futures, bounded queue with backpressure, close semantics."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from rlvr_lab.verifier import Candidate, VerifierPool
+from rlvr_lab.verifier.pool import PoolClosed, PoolFull
+from verifier_helpers import GOOD, candidate, function_fixture
+
+SLOW = "import time\n_real = double\ndef double(x):\n    time.sleep(0.3)\n    return _real(x)\n"
+
+
+def test_futures_resolve_to_verdicts_in_order():
+    fx = function_fixture()
+    cands = [Candidate({"solution.py": GOOD}), candidate("def double(x):\n    return 0\n")] * 3
+    with VerifierPool(workers=2, max_queue=8, seed=3) as pool:
+        assert pool.backend == "local"
+        verdicts = pool.map(cands, fx)
+    assert [v.outcome for v in verdicts] == ["pass", "fail"] * 3
+    assert [v.candidate_digest for v in verdicts] == [c.digest for c in cands]
+
+
+def test_full_queue_blocks_or_raises():
+    fx = function_fixture()
+    pool = VerifierPool(workers=1, max_queue=1, seed=4)
+    try:
+        first = pool.submit(candidate(SLOW), fx)
+        time.sleep(0.2)  # the slot has taken the first request; the queue is empty again
+        second = pool.submit(candidate(SLOW), fx)  # fills the queue
+        with pytest.raises(PoolFull):
+            pool.submit(candidate(""), fx, block=False)
+        with pytest.raises(PoolFull):
+            pool.submit(candidate(""), fx, timeout=0.05)
+        entered = time.monotonic()
+        third = pool.submit(candidate(""), fx)  # blocks until the slot takes `second`
+        waited = time.monotonic() - entered
+        assert first.done() or waited > 0.05
+        assert [f.result(timeout=30).outcome for f in (first, second, third)] == ["pass", "pass", "pass"]
+    finally:
+        pool.close()
+    with pytest.raises(PoolClosed):
+        pool.submit(candidate(""), fx)
+
+
+def test_close_can_cancel_queued_work():
+    fx = function_fixture()
+    pool = VerifierPool(workers=1, max_queue=4, seed=5)
+    running = pool.submit(candidate(SLOW), fx)
+    time.sleep(0.2)
+    queued = [pool.submit(candidate(""), fx) for _ in range(3)]
+    closer = threading.Thread(target=pool.close, kwargs={"cancel_pending": True})
+    closer.start()
+    closer.join(timeout=30)
+    assert running.result().outcome == "pass"
+    assert all(f.cancelled() for f in queued)
+
+
+def test_bad_pool_arguments():
+    with pytest.raises(ValueError, match="workers must be an integer in"):
+        VerifierPool(workers=0)
+    with pytest.raises(ValueError, match="max_queue must be an integer"):
+        VerifierPool(max_queue=0)
