@@ -196,7 +196,7 @@ def test_loss_ignores_padding_content():
     lp = logp.masked_fill(junk, float("nan")).requires_grad_(True)
     loss, _ = grpo.grpo_loss(lp, old.masked_fill(junk, float("-inf")), ref.masked_fill(junk, 1e30), adv, mask,
                              0.2, 0.28, 0.04)
-    assert float(loss) == pytest.approx(float(base))
+    assert loss.item() == pytest.approx(base.item())
     loss.backward()
     assert torch.all(torch.isfinite(lp.grad))
 
