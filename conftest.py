@@ -8,6 +8,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("MPLBACKEND", "Agg")
+# Lab notebooks size themselves from this preset; CI and tests run the small one.
+os.environ.setdefault("RLVR_LAB_PRESET", "ci")
 
 # nbval collects the lab notebooks and the exercise *solutions*; student notebooks are graded, not tested.
 collect_ignore_glob = ["labs/exercises/student/*", "**/.ipynb_checkpoints/*", "fixtures/*", "book/*"]
