@@ -11,6 +11,7 @@ PY=${PYTHON:-python3}
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   need=()
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
+  command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
   command -v npm >/dev/null 2>&1 || need+=(npm)
   command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
   if [ ${#need[@]} -gt 0 ]; then
