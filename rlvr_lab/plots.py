@@ -21,6 +21,8 @@ Sections: 17.2/17.5.4 contrast (:func:`contrast_figure`), 17.3.2 eq 1 (:func:`fa
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 from matplotlib.figure import Figure
 
@@ -34,8 +36,27 @@ ACCENT = "#e9c46a"
 MUTED = "#8d99ae"
 
 
+class BookFigure(Figure):
+    """A plain :class:`~matplotlib.figure.Figure` that Jupyter shows as a PNG even when pyplot (and so the
+    inline backend) was never imported: a cell that ends in ``plots.contrast_figure()`` displays it."""
+
+    def _repr_png_(self) -> bytes:
+        return png_bytes(self, dpi=100)
+
+
+def png_bytes(fig: Figure, dpi: int = 100) -> bytes:
+    """Render ``fig`` to PNG bytes in memory (Agg canvas, no display).
+
+    >>> png_bytes(barrier_figure())[:4]
+    b'\\x89PNG'
+    """
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
+
+
 def _figure(ncols: int = 2, width: float = 10.0, height: float = 3.6) -> tuple[Figure, list]:
-    fig = Figure(figsize=(width, height), layout="constrained")
+    fig = BookFigure(figsize=(width, height), layout="constrained")
     axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
     for ax in axes:
         ax.grid(True, alpha=0.3)
@@ -323,7 +344,7 @@ def length_weights_figure(advantage: float = -1.0, lengths=(128, 512, 1024, 2048
     adv = [float(advantage)] * len(lengths)
     seq = np.abs(grpo.per_token_weights(adv, list(lengths), "sequence"))
     const = np.abs(grpo.per_token_weights(adv, list(lengths), "constant", constant))
-    fig = Figure(figsize=(7.5, 3.6), layout="constrained")
+    fig = BookFigure(figsize=(7.5, 3.6), layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
     ax.grid(True, alpha=0.3, axis="y")
     x = np.arange(len(lengths))
@@ -380,7 +401,7 @@ def barrier_figure(durations=(0.2, 3.0, 3.52, 16.8)) -> Figure:
     d = np.asarray(durations, dtype=float)
     step = cycle_time.barrier_step_time(d)
     idle = cycle_time.barrier_idle_fraction(d)
-    fig = Figure(figsize=(7.5, 3.0), layout="constrained")
+    fig = BookFigure(figsize=(7.5, 3.0), layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
     y = np.arange(d.size)
     ax.barh(y, d, color=NEUTRAL, label="rollout running")

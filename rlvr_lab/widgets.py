@@ -25,7 +25,6 @@ Sections: 17.5.4 (:func:`contrast_explorer`), 17.5.2 and 17.8.3 (:func:`clip_exp
 from __future__ import annotations
 
 import html
-import io
 from typing import Callable
 
 import ipywidgets as w
@@ -77,10 +76,7 @@ class Dashboard(w.VBox):
                        for label, value in self.numbers.items())
         extra = self._extra_html(**params) if self._extra_html else ""
         self.readout.value = f"<table class='rlvr-readout'>{rows}</table>{extra}"
-        fig = self._draw(**params)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=80)
-        self.image.value = buf.getvalue()
+        self.image.value = plots.png_bytes(self._draw(**params), dpi=80)
 
     def _format(self, label: str, value) -> str:
         spec = self._formats.get(label)
