@@ -1,0 +1,73 @@
+"""Our GRPO loop against TRL's GRPOTrainer: rollouts per second and held-out pass@1, same run.
+
+Both engines start from the same warm-start checkpoint, train on the same tasks for the same number of
+rollouts (``--steps`` x tasks_per_step x group_size), take rewards from the same VerifierPool (with the same
+verdict cache), and are evaluated by the same held-out protocol. Throughput counts the GRPO phase only
+(sampling, verification, update; evaluation excluded) and is also given as the median over steps.
+
+    .venv/bin/python benchmarks/train.py --preset cpu --steps 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+
+
+def _ours_step_rates(rows, per_step):
+    return [per_step / r["step_s"] for r in rows if r.get("step_s")]
+
+
+def _trl_step_rates(rows, per_step, passes):
+    times = [r["step_time"] for r in rows if "step_time" in r]
+    return [per_step / sum(times[i:i + passes]) for i in range(0, len(times) - passes + 1, passes)]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", default="cpu", choices=["ci", "cpu", "gpu"])
+    parser.add_argument("--steps", type=int, default=10, help="GRPO steps for each engine")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default="runs/bench_train")
+    args = parser.parse_args(argv)
+
+    from rlvr_lab.train import TrainConfig, train
+    from rlvr_lab.train.grpo_loop import open_pool
+
+    shutil.rmtree(args.out, ignore_errors=True)
+    base = TrainConfig.preset(args.preset, seed=args.seed, grpo_steps=args.steps, eval_every=10**6,
+                              checkpoint_every=10**6, progress=False, plots=False)
+    per_step = base.tasks_per_step * base.group_size
+    pool = open_pool(base)
+    try:
+        ours_cfg = base.with_overrides(out_dir=os.path.join(args.out, "ours"))
+        ours = train(ours_cfg, pool=pool)
+        ours_s = sum(ours.timing[k] for k in ("sample", "verify", "update", "checkpoint"))
+        trl_cfg = base.with_overrides(out_dir=os.path.join(args.out, "trl"), engine="trl")
+        shutil.copytree(os.path.join(ours_cfg.out_dir, "warmstart"), os.path.join(trl_cfg.out_dir, "warmstart"))
+        trl = train(trl_cfg, pool=pool)
+        trl_s = trl.timing["grpo"]
+    finally:
+        pool.close()
+    rows = [
+        ("ours", ours.rollouts, ours_s, ours.rollouts / ours_s, statistics.median(_ours_step_rates(ours.metrics, per_step)),
+         ours.after),
+        ("trl", trl.rollouts, trl_s, trl.rollouts / trl_s,
+         statistics.median(_trl_step_rates(trl.metrics, per_step, base.passes)), trl.after),
+    ]
+    print(f"preset {args.preset}, {args.steps} GRPO steps x {per_step} rollouts, seed {args.seed}; "
+          f"warm-start held-out pass@1 {ours.before['pass1']:.3f}")
+    print(f"{'engine':<6} {'rollouts':>8} {'grpo s':>8} {'rollouts/s':>11} {'median/step':>12}  held-out pass@1 [95% CI]")
+    for name, n, secs, rate, med, after in rows:
+        print(f"{name:<6} {n:>8} {secs:>8.1f} {rate:>11.1f} {med:>12.1f}  "
+              f"{after['pass1']:.3f} [{after['pass1_lo']:.3f}, {after['pass1_hi']:.3f}]")
+    print(f"ratio ours/trl rollouts/s: overall {rows[0][3] / rows[1][3]:.2f}x, median per step "
+          f"{rows[0][4] / rows[1][4]:.2f}x; pass@1 difference {rows[0][5]['pass1'] - rows[1][5]['pass1']:+.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
