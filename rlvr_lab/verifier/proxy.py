@@ -324,26 +324,100 @@ class RemoteObject:
         return False  # never let the candidate swallow a test's exception
 
 
-class RemoteModule(types.ModuleType):
-    """A candidate module as the hidden tests see it: attribute reads go to the sandbox."""
+class Binding:
+    """Which :class:`ProxyClient` the remote modules talk to; empty while the runner pre-collects.
 
-    def __init__(self, name: str, client: ProxyClient):
+    >>> Binding().get()
+    Traceback (most recent call last):
+    ...
+    rlvr_lab.verifier.proxy.SandboxGone: no sandbox is bound yet: candidate names are resolved at test time
+    """
+
+    def __init__(self, client: ProxyClient | None = None):
+        self.client = client
+
+    def get(self) -> ProxyClient:
+        if self.client is None:
+            raise SandboxGone("no sandbox is bound yet: candidate names are resolved at test time")
+        return self.client
+
+
+def _lazy_op(op: str):
+    def method(self: "LazyRemote", *args: Any) -> Any:
+        return getattr(self._rlvr_resolve(), op)(*args)
+
+    method.__name__ = op
+    return method
+
+
+class LazyRemote:
+    """``from solution import f`` executed while no sandbox is bound (the runner collects the hidden tests
+    once, before any trial): a late-bound name that is looked up in the sandbox each time it is used.
+
+    Calling it is one request (``callattr`` on the module); attribute reads and the operators below look
+    the current value up first. Identity (``is``) and ``isinstance`` see the stand-in, so hidden tests
+    should import callables at module level and read plain values at test time.
+    """
+
+    __slots__ = ("_rlvr_binding", "_rlvr_module", "_rlvr_name")
+
+    def __init__(self, binding: Binding, module: str, name: str):
+        object.__setattr__(self, "_rlvr_binding", binding)
+        object.__setattr__(self, "_rlvr_module", module)
+        object.__setattr__(self, "_rlvr_name", name)
+
+    def _rlvr_resolve(self) -> Any:
+        return self._rlvr_binding.get().getattr({"m": self._rlvr_module}, self._rlvr_name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._rlvr_binding.get().call({"m": self._rlvr_module}, args, kwargs, name=self._rlvr_name)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._rlvr_resolve(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._rlvr_resolve(), name, value)
+
+    def __repr__(self) -> str:
+        return f"<{self._rlvr_module}.{self._rlvr_name} in the sandbox>"
+
+    def __hash__(self) -> int:
+        return hash(self._rlvr_resolve())
+
+    for _op in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__len__", "__iter__",
+                "__contains__", "__getitem__", "__str__", "__int__", "__float__", "__index__", "__neg__",
+                "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+                "__rtruediv__", "__floordiv__", "__mod__", "__pow__", "__format__", "__enter__", "__exit__"):
+        locals()[_op] = _lazy_op(_op)
+    del _op
+
+
+class RemoteModule(types.ModuleType):
+    """A candidate module as the hidden tests see it: attribute reads go to the sandbox.
+
+    While no sandbox is bound (pre-collection), attributes come back as :class:`LazyRemote` names.
+    """
+
+    def __init__(self, name: str, binding: Binding):
         super().__init__(name)
         self.__path__ = []  # a package, so ``import pkg.sub`` reaches the finder again
-        self.__dict__["_rlvr_client"] = client
+        self.__dict__["_rlvr_binding"] = binding
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
-        return self.__dict__["_rlvr_client"].getattr({"m": self.__name__}, name)
+        binding = self.__dict__["_rlvr_binding"]
+        if binding.client is None:
+            return LazyRemote(binding, self.__name__, name)
+        return binding.client.getattr({"m": self.__name__}, name)
 
 
 class _RemoteLoader(importlib.abc.Loader):
-    def __init__(self, client: ProxyClient):
-        self.client = client
+    def __init__(self, binding: Binding):
+        self.binding = binding
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        return RemoteModule(spec.name, self.client)
+        return RemoteModule(spec.name, self.binding)
 
     def exec_module(self, module: types.ModuleType) -> None:
         return None
@@ -352,9 +426,9 @@ class _RemoteLoader(importlib.abc.Loader):
 class RemoteFinder(importlib.abc.MetaPathFinder):
     """Serves ``import m`` (and ``m.sub``) for every top-level name in ``modules`` from the sandbox."""
 
-    def __init__(self, modules: tuple[str, ...], client: ProxyClient):
+    def __init__(self, modules: tuple[str, ...], binding: Binding):
         self.modules = frozenset(modules)
-        self.loader = _RemoteLoader(client)
+        self.loader = _RemoteLoader(binding)
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
         if fullname.split(".")[0] not in self.modules:
@@ -362,11 +436,13 @@ class RemoteFinder(importlib.abc.MetaPathFinder):
         return importlib.machinery.ModuleSpec(fullname, self.loader, is_package=True)
 
 
-def install(modules: tuple[str, ...], client: ProxyClient) -> RemoteFinder:
-    """Put a :class:`RemoteFinder` first on ``sys.meta_path`` and drop any cached real module."""
+def install(modules: tuple[str, ...], binding: Binding | ProxyClient) -> RemoteFinder:
+    """Put a :class:`RemoteFinder` first on ``sys.meta_path`` and drop any cached module of those names."""
+    if isinstance(binding, ProxyClient):
+        binding = Binding(binding)
     for name in list(sys.modules):
         if name.split(".")[0] in modules:
             del sys.modules[name]
-    finder = RemoteFinder(tuple(modules), client)
+    finder = RemoteFinder(tuple(modules), binding)
     sys.meta_path.insert(0, finder)
     return finder

@@ -41,8 +41,10 @@ from typing import Any, Mapping
 
 from rlvr_lab.verifier.backend import SandboxBackend, SandboxFault, SandboxUnavailable, make_backend
 from rlvr_lab.verifier.schema import Candidate, Fixture, TrialResult
+from rlvr_lab.verifier import proxy
 from rlvr_lab.verifier import trials as trials_mod
 from rlvr_lab.verifier import workspace
+from rlvr_lab.verifier.sandbox_zygote import PR_SET_PDEATHSIG, prctl
 
 #: Seconds the pytest child may run past the sandbox's wall-clock deadline before it counts as hung.
 GRACE_S = 5.0
@@ -57,7 +59,7 @@ SCRUBBED_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPATH", "PYTHONSTARTUP
 #: ``pytest.raises``/``pytest.warns``, markers, parametrize, ``tmp_path`` and ``monkeypatch``.
 DISABLED_PLUGINS = ("cacheprovider", "terminal", "logging", "warnings", "stepwise", "legacypath", "setuponly",
                     "setupplan", "unraisableexception", "threadexception", "faulthandler", "pastebin",
-                    "junitxml", "doctest", "nose", "recwarn")
+                    "junitxml", "doctest", "nose", "recwarn", "capture", "debugging", "subtests")
 #: How many prepared hidden-test directories a runner keeps.
 FIXTURE_CACHE = 64
 
@@ -151,13 +153,26 @@ def judge(result: dict, expected: frozenset[str], prefix: str) -> tuple[bool, st
     return True, "tests passed", f"{len(passed)} tests"
 
 
-def _run_session(config: Any, session: Any) -> int:
-    """Collect and run (pytest's ``_main``) on a session started before the fork; the exit code."""
+def _run_session(config: Any, session: Any, precollected: bool, seed: int) -> int:
+    """Run the hidden tests on a session started before the fork; pytest's exit code.
+
+    ``precollected``: the runner already collected the items (with late-bound candidate names), so
+    only the run loop is left; the items are shuffled here with the trial's seed. Otherwise this is
+    pytest's ``_main``: collect (the trusted plugin shuffles) and run.
+    """
     from _pytest.main import _main
     from _pytest.outcomes import Exit
 
     try:
-        return int(_main(config, session) or 0)
+        if not precollected:
+            return int(_main(config, session) or 0)
+        items = list(session.items)
+        random.Random(seed).shuffle(items)
+        session.items = items
+        config.hook.pytest_runtestloop(session=session)
+        if session.testsfailed:
+            return 1
+        return 5 if session.testscollected == 0 else 0
     except session.Failed:
         return 1
     except (KeyboardInterrupt, Exit):
@@ -167,13 +182,11 @@ def _run_session(config: Any, session: Any) -> int:
 
 
 def _prctl_pdeathsig() -> None:
-    from rlvr_lab.verifier.sandbox_zygote import PR_SET_PDEATHSIG, prctl
-
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _pytest_child(config: Any, session: Any, plugin: RecordPlugin, channel: Any, modules: tuple[str, ...],
-                  test_dir: Path, seed: int, result_w: int) -> None:
+def _pytest_child(runner: "SlotRunner", channel: Any, test_dir: Path, seed: int, precollected: bool,
+                  result_w: int) -> None:
     """In the forked pytest process: run the hidden tests against the proxy; never returns."""
     code = 0
     try:
@@ -186,18 +199,17 @@ def _pytest_child(config: Any, session: Any, plugin: RecordPlugin, channel: Any,
         os.dup2(devnull, 0)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
-        from rlvr_lab.verifier import proxy
-
         random.seed(seed)
         client = proxy.ProxyClient(channel)
         try:
             client.init(seed)
         except proxy.CandidateError:
             pass  # the tests will meet the dead sandbox and fail; the runner reads the sandbox's record
-        proxy.install(modules, client)
-        plugin.seed = seed
-        config.args = [str(test_dir)]
-        exit_code = _run_session(config, session)
+        runner.binding.client = client
+        runner.plugin.seed = seed
+        runner.config.args = [str(test_dir)]
+        exit_code = _run_session(runner.config, runner.session, precollected, seed)
+        plugin = runner.plugin
         record = {"exit": int(exit_code), "reports": plugin.reports, "collect_errors": plugin.collect_errors}
         data = json.dumps(record).encode()
         view = memoryview(data)
@@ -231,7 +243,7 @@ class SlotRunner:
 
         self.plugin = RecordPlugin()
         args = [str(self.tests_root), "-c", str(ini), "--rootdir", str(self.runner_dir), "--confcutdir",
-                str(self.tests_root), "-s"]
+                str(self.tests_root)]
         for plugin in DISABLED_PLUGINS:
             args += ["-p", f"no:{plugin}"]
         self.config = _prepareconfig(args, plugins=[self.plugin])
@@ -244,6 +256,10 @@ class SlotRunner:
         self.config.hook.pytest_sessionstart(session=self.session)
         gc.collect()
         gc.freeze()  # fewer copy-on-write faults in every forked trial
+        self.binding = proxy.Binding()
+        self.finder = proxy.install((), self.binding)
+        self._collected: str | None = None  # hidden-test directory whose items the session holds
+        self._test_modules: set[str] = set()
         self.fixtures: collections.OrderedDict[str, tuple[Path, frozenset[str]]] = collections.OrderedDict()
         self.counter = 0
         self.last_child_pid: int | None = None
@@ -275,6 +291,43 @@ class SlotRunner:
             workspace.remove(old_dir)
         return entry
 
+    def _precollect(self, test_dir: Path, modules: tuple[str, ...]) -> bool:
+        """Collect ``test_dir`` once in the runner, candidate names late-bound; False if that failed.
+
+        Every trial's fork then only runs the items. A hidden-test file that calls candidate code at
+        import time cannot be collected without a sandbox; it falls back to collecting in each fork.
+        """
+        if self._collected == str(test_dir):
+            return True
+        for name in self._test_modules:
+            sys.modules.pop(name, None)
+        for name in list(sys.modules):
+            if name.split(".")[0] in self.finder.modules or name.split(".")[0] in modules:
+                del sys.modules[name]
+        self.finder.modules = frozenset(modules)
+        self._collected = None
+        before = set(sys.modules)
+        plugin, session = self.plugin, self.session
+        plugin.seed, plugin.reports, plugin.collect_errors = 0, [], []
+        self.config.args = [str(test_dir)]
+        try:
+            session.perform_collect()
+            ok = not plugin.collect_errors and not session.testsfailed
+        except Exception:
+            ok = False
+        self._test_modules = set(sys.modules) - before
+        if not ok:
+            for name in self._test_modules:
+                sys.modules.pop(name, None)
+            self._test_modules = set()
+            session.items = []
+            session.testsfailed = 0
+            session.testscollected = 0
+            session.shouldfail = session.shouldstop = False
+        plugin.reports, plugin.collect_errors = [], []
+        self._collected = str(test_dir) if ok else None
+        return ok
+
     # -- one trial ---------------------------------------------------------------------------------
     def run_trial(self, graded: Path, fixture: Fixture, test_dir: Path, expected: frozenset[str],
                   seed: int) -> TrialResult:
@@ -284,6 +337,7 @@ class SlotRunner:
             session = self.backend.launch(graded, limits, seed)
         except SandboxFault as exc:
             return TrialResult("pending", time.perf_counter() - start, seed, "sandbox did not start", str(exc)[:DETAIL_CHARS])
+        precollected = self._precollect(test_dir, tuple(fixture.modules))
         result_r, result_w = os.pipe()
         try:
             pid = os.fork()
@@ -294,8 +348,7 @@ class SlotRunner:
             return TrialResult("pending", time.perf_counter() - start, seed, "runner could not fork", str(exc))
         if pid == 0:
             os.close(result_r)
-            _pytest_child(self.config, self.session, self.plugin, session.channel, tuple(fixture.modules), test_dir,
-                          seed, result_w)
+            _pytest_child(self, session.channel, test_dir, seed, precollected, result_w)
         self.last_child_pid = pid
         os.close(result_w)
         data, runner_problem = self._collect(pid, result_r, start + limits.wall_s + GRACE_S)

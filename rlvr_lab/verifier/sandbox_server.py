@@ -208,7 +208,11 @@ class Server:
             if request.get("op") == "init":
                 self.handle(request)
                 continue
-            threading.Thread(target=self.handle, args=(request,), daemon=True).start()
+            try:
+                threading.Thread(target=self.handle, args=(request,), daemon=True).start()
+            except RuntimeError as exc:  # the candidate's own threads used up the process limit
+                write_frame(self.wfd, {"id": request.get("id"), "err": {"type": "RuntimeError", "msg": str(exc)}},
+                            self.lock)
 
 
 def serve(rfd, wfd, workdir="."):
