@@ -94,6 +94,8 @@ def encode(value: Any, depth: int = 0) -> Any:
         return {"$f": [encode(v, depth + 1) for v in value]}
     if isinstance(value, RemoteObject):
         return {"$h": object.__getattribute__(value, "_hid")}
+    if isinstance(value, LazyRemote):
+        return encode(value._rlvr_resolve(), depth + 1)
     raise NotPlainData(f"cannot send a {kind.__name__} to the sandbox: only plain data and handles cross")
 
 
