@@ -28,10 +28,17 @@ def _assert_complete(rec, config):
     assert rec.completion_tokens == sum((len(c.completion_ids) for c in calls))
     assert rec.admitted in (True, False) and (rec.admitted or rec.exclusion_reason)
 
-def test_ci_run_via_cli_writes_complete_records_and_finite_loss(tmp_path, capsys):
+@pytest.fixture(scope='module')
+def cli_run(tmp_path_factory):
+    """One uninterrupted ``rlvr-lab train --preset ci`` run shared by the tests below."""
+    out = tmp_path_factory.mktemp('cli') / 'run'
+    assert cli_main(['train', '--preset', 'ci', '--out', str(out), '--no-progress']) == 0
+    return out
+
+def test_ci_run_via_cli_writes_complete_records_and_finite_loss(cli_run):
     pass
 
-def test_killed_run_resumes_without_losing_or_duplicating_records(tmp_path):
+def test_killed_run_resumes_without_losing_or_duplicating_records(tmp_path, cli_run):
     pass
 
 def test_replay_check_and_multi_turn_records(tmp_path):
