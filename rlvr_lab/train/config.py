@@ -64,7 +64,7 @@ class TrainConfig:
     """G: rollouts per task."""
     passes: int = 2
     """Optimizer passes over each batch against the recorded behaviour log-probs."""
-    lr: float = 1e-3
+    lr: float = 5e-4
     """GRPO AdamW learning rate."""
     eps_low: float = 0.2
     """Lower clip width of the token ratio."""
@@ -171,7 +171,7 @@ class TrainConfig:
                        heldout_tasks=8, sft_steps=20, sft_batch=16, grpo_steps=3, tasks_per_step=4,
                        group_size=4, eval_samples=2, eval_k=2, eval_every=3, checkpoint_every=1,
                        max_new_tokens=16, progress=False, plots=False),
-            "cpu": dict(out_dir="runs/cpu"),
+            "cpu": dict(out_dir="runs/cpu", eval_every=20),
             "gpu": dict(out_dir="runs/gpu", device="auto", model_size="base", dtype="bfloat16",
                         sft_steps=300, sft_batch=64, grpo_steps=80, tasks_per_step=32, eval_samples=8,
                         eval_k=8, verifier_workers=4),
