@@ -3,7 +3,8 @@
 Prints, from one run, the median milliseconds per verification and verifications per second of:
 
 * ``baseline``: the usual harness, ``python -m pytest`` in a fresh subprocess per candidate, on a fresh
-  directory holding the candidate and the tests (no isolation at all);
+  directory holding the candidate and the tests (no isolation at all); also shown with plugin
+  autoloading off, the cheapest form of that baseline (ratios are against the usual one);
 * ``verifier``: :class:`rlvr_lab.verifier.Verifier` on the local backend, one slot, sequential calls;
 * ``pool-1`` and ``pool-2``: :class:`rlvr_lab.verifier.VerifierPool` with 1 and 2 slots, all candidates
   submitted at once (median is the per-request latency from submission; throughput is what counts);
@@ -89,13 +90,14 @@ def candidates(n: int) -> list[tuple[Candidate, str]]:
     return out
 
 
-def baseline_once(cand: Candidate, fx: Fixture) -> str:
+def baseline_once(cand: Candidate, fx: Fixture, lean: bool = False) -> str:
     work = Path(tempfile.mkdtemp(prefix="rlvr-bench-"))
     try:
         for rel, text in {**fx.files, **cand.files, **fx.hidden_tests}.items():
             (work / rel).write_text(text)
+        env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1") if lean else None
         proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(work)],
-                              cwd=work, capture_output=True, text=True)
+                              cwd=work, capture_output=True, text=True, env=env)
         return "pass" if proc.returncode == 0 else "fail"
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -157,6 +159,9 @@ def main() -> int:
     per, total, outcomes = timed(lambda it: baseline_once(it[0], fx), items[: args.baseline_n])
     assert outcomes == expected[: args.baseline_n], "baseline disagrees with the expected verdicts"
     rows.append(("baseline: pytest subprocess", statistics.median(per), len(per) / total))
+    per, total, outcomes = timed(lambda it: baseline_once(it[0], fx, lean=True), items[: args.baseline_n])
+    assert outcomes == expected[: args.baseline_n], "lean baseline disagrees with the expected verdicts"
+    rows.append(("  same, plugin autoload off", statistics.median(per), len(per) / total))
 
     with Verifier(backend="local", retries=0, seed=7) as verifier:
         for cand, _ in items[:4]:

@@ -64,3 +64,12 @@ def test_remote_objects_compare_by_identity_and_refuse_truth(verifier):
               "    assert a.name == 'counter' and a.total() == 0\n")
     fx = dataclasses.replace(function_fixture(), hidden_tests={"test_hidden.py": hidden})
     assert verifier.verify(candidate(""), fx).outcome == "pass"
+
+
+def test_unavailable_namespaces_raise_a_clear_error(monkeypatch):
+    from rlvr_lab.verifier import SandboxUnavailable, sandbox
+
+    monkeypatch.setattr(sandbox, "_available", None)
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    with pytest.raises(SandboxUnavailable, match="needs root"):
+        Verifier(backend="local")

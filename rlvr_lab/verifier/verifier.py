@@ -33,6 +33,8 @@ from rlvr_lab.verifier.runner import GRACE_S, _recv, _send
 from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
 from rlvr_lab.verifier.trials import check_trials
 
+#: Directory holding the ``rlvr_lab`` package (put first on the runner's ``sys.path``).
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 #: Seconds allowed for a runner process to start (pytest import, zygote start).
 START_TIMEOUT_S = 60.0
 
@@ -86,8 +88,12 @@ class Verifier:
 
     # -- runner process ------------------------------------------------------------------------------
     def _start(self) -> None:
+        # -I: no PYTHONPATH, no user site, no current directory; the package's own location is put
+        # back explicitly so that an uninstalled checkout works too.
+        bootstrap = (f"import sys; sys.path.insert(0, {str(_PACKAGE_ROOT)!r}); "
+                     "from rlvr_lab.verifier.runner import main; sys.exit(main())")
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-B", "-m", "rlvr_lab.verifier.runner", self.backend, str(self.slot_dir / "slot")],
+            [sys.executable, "-I", "-B", "-c", bootstrap, self.backend, str(self.slot_dir / "slot")],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_runner_env(),
             cwd="/",
         )
