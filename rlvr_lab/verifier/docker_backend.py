@@ -1,0 +1,420 @@
+"""The docker sandbox backend: one throwaway container per trial (section 17.7).
+
+:class:`DockerBackend` implements :class:`~rlvr_lab.verifier.backend.SandboxBackend` with the docker SDK.
+Each ``launch`` starts a fresh container from a minimal image that holds only a Python interpreter and
+its standard library (built once with ``docker import``, no registry needed; see :func:`build_image`):
+
+* ``network_mode="none"``: no interface but loopback;
+* read-only root filesystem; the graded copy bind-mounted read-only at ``/workspace``; a small
+  ``tmpfs`` on ``/tmp``;
+* ``mem_limit`` (= ``memswap_limit``: no swap), ``pids_limit``, RLIMIT_CPU/FSIZE/NOFILE/CORE as ulimits;
+* an unprivileged user (65534), every capability dropped, ``no-new-privileges``, docker's init as PID 1;
+* the wall-clock deadline and the output cap enforced from the host: the container is killed, and it is
+  always removed when the trial ends.
+
+The channel to :mod:`~rlvr_lab.verifier.sandbox_server` is a Unix socket: the backend listens on a
+socket file in a per-trial directory, bind-mounts that directory read-only into the container, and the
+container's bootstrap connects to it and serves on the connected descriptor. The candidate's own stdout
+and stderr go to the container log, which a host thread reads (counting bytes against the cap).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from pathlib import Path
+
+from rlvr_lab.verifier.backend import SandboxBackend, SandboxExit, SandboxFault, SandboxSession, SandboxUnavailable, SocketChannel
+from rlvr_lab.verifier.schema import Limits
+
+#: Tag of the sandbox image built by :func:`build_image`.
+IMAGE = "rlvr-sandbox:py311-v1"
+#: Where the interpreter lives inside the image.
+PY_PREFIX = "/opt/python"
+#: Unprivileged uid:gid that runs the candidate (``nobody``).
+SANDBOX_USER = "65534:65534"
+#: Seconds to wait for a container's server to connect back.
+CONNECT_TIMEOUT_S = 30.0
+#: Bytes of candidate output kept for the evidence.
+OUTPUT_EXCERPT = 2048
+#: Standard-library parts left out of the image (large and never needed by a candidate's server).
+STDLIB_EXCLUDE = ("site-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3",
+                  "pydoc_data", "unittest/test")
+#: Extension modules left out (GUI, terminal and CPython self-tests).
+DYNLOAD_EXCLUDE = ("_tkinter", "_test", "_xxtest", "_curses", "readline", "_ctypes_test", "xxlimited")
+
+_HERE = Path(__file__).resolve().parent
+
+#: The container's entry point: connect to the runner's socket and serve the candidate from /workspace.
+BOOTSTRAP = (
+    "import os, socket, sys\n"
+    "sys.path.insert(0, '/opt/rlvr')\n"
+    "import sandbox_server\n"
+    "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+    "s.connect('/chan/sock')\n"
+    "sandbox_server.serve(s.fileno(), s.fileno(), '/workspace')\n"
+    "os._exit(0)\n"
+)
+
+
+def docker_client(timeout_s: float = 10.0):
+    """A docker SDK client for the engine at ``$DOCKER_HOST`` (default socket); raises SandboxUnavailable.
+
+    The engine must answer a ping; the message names the address and the error otherwise.
+    """
+    try:
+        import docker
+    except ImportError as exc:  # the docker extra is not installed
+        raise SandboxUnavailable(f"the docker SDK is not installed ({exc}); pip install 'rlvr-lab[docker]'") from None
+    address = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    try:
+        client = docker.from_env(timeout=int(timeout_s))
+        client.ping()
+    except Exception as exc:  # DockerException, ConnectionError, ...
+        raise SandboxUnavailable(f"no Docker engine answers at {address}: {exc}") from None
+    return client
+
+
+def _base_prefix() -> Path:
+    """Installation prefix of the real interpreter behind this environment.
+
+    >>> (_base_prefix() / "lib").is_dir()
+    True
+    """
+    return Path(sys.base_prefix).resolve()
+
+
+def _shared_libs(paths: list[Path]) -> set[Path]:
+    """Absolute paths of the shared libraries ``ldd`` lists for ``paths`` (the loader included)."""
+    libs: set[Path] = set()
+    out = subprocess.run(["ldd", *map(str, paths)], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if "=>" in parts:
+            target = parts[parts.index("=>") + 1]
+            if target.startswith("/"):
+                libs.add(Path(target))
+        elif parts and parts[0].startswith("/") and not parts[0].endswith(":"):
+            libs.add(Path(parts[0]))
+    return libs
+
+
+def rootfs_tar(out: io.BufferedIOBase) -> int:
+    """Write the sandbox root filesystem as a tar stream to ``out``; returns the number of members.
+
+    Contents: the interpreter at ``/opt/python/bin/python3``, its standard library (without the
+    parts in :data:`STDLIB_EXCLUDE`/:data:`DYNLOAD_EXCLUDE`), the shared libraries ``ldd`` lists at
+    their host paths, a passwd/group naming ``nobody``, and empty mount points.
+    """
+    prefix = _base_prefix()
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    binary = Path(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))
+    stdlib = prefix / "lib" / version
+    dynload = [p for p in sorted((stdlib / "lib-dynload").glob("*.so"))
+               if not any(p.name.startswith(x) for x in DYNLOAD_EXCLUDE)]
+    libs = _shared_libs([binary, *dynload])
+    count = 0
+    with tarfile.open(fileobj=out, mode="w|") as tar:
+        def add_dir(name: str, mode: int = 0o755) -> None:
+            nonlocal count
+            info = tarfile.TarInfo(name.lstrip("/"))
+            info.type, info.mode, info.mtime = tarfile.DIRTYPE, mode, 0
+            tar.addfile(info)
+            count += 1
+
+        def add_file(src: Path, name: str) -> None:
+            nonlocal count
+            info = tar.gettarinfo(str(src), arcname=name.lstrip("/"))
+            info.uid = info.gid = 0
+            info.uname = info.gname = "root"
+            info.mode = (info.mode & 0o755) | 0o444
+            with open(src, "rb") as f:
+                tar.addfile(info, f)
+            count += 1
+
+        def add_text(name: str, text: str) -> None:
+            nonlocal count
+            data = text.encode()
+            info = tarfile.TarInfo(name.lstrip("/"))
+            info.size, info.mode, info.mtime = len(data), 0o644, 0
+            tar.addfile(info, io.BytesIO(data))
+            count += 1
+
+        for d in ("/etc", "/tmp", "/workspace", "/chan", "/opt", "/opt/rlvr", PY_PREFIX, f"{PY_PREFIX}/bin",
+                  f"{PY_PREFIX}/lib", "/proc", "/sys", "/dev"):
+            add_dir(d, 0o1777 if d == "/tmp" else 0o755)
+        add_text("/etc/passwd", "root:x:0:0:root:/root:/bin/false\nnobody:x:65534:65534:nobody:/tmp:/bin/false\n")
+        add_text("/etc/group", "root:x:0:\nnogroup:x:65534:\n")
+        add_file(binary, f"{PY_PREFIX}/bin/python3")
+        made = set()
+        for lib in sorted(libs):
+            for parent in reversed(lib.parents[:-1]):
+                if str(parent) not in made:
+                    made.add(str(parent))
+                    add_dir(str(parent))
+            add_file(Path(os.path.realpath(lib)), str(lib))
+        for root, dirs, files in os.walk(stdlib):
+            rel_root = Path(root).relative_to(stdlib)
+            dirs[:] = sorted(d for d in dirs if (rel_root / d).as_posix() not in STDLIB_EXCLUDE
+                             and not d.startswith("config-"))
+            add_dir(f"{PY_PREFIX}/lib/{version}/{rel_root.as_posix()}".rstrip("/."))
+            for name in sorted(files):
+                src = Path(root) / name
+                if rel_root.as_posix() == "lib-dynload" and src not in dynload:
+                    continue
+                if name.endswith(".pyc") and ".opt-" in name:
+                    continue
+                if src.is_symlink() and not src.exists():
+                    continue
+                add_file(src, f"{PY_PREFIX}/lib/{version}/{rel_root.as_posix()}/{name}".replace("/./", "/"))
+    return count
+
+
+def image_present(client) -> bool:
+    """True when :data:`IMAGE` exists in the engine."""
+    import docker
+
+    try:
+        client.images.get(IMAGE)
+        return True
+    except docker.errors.ImageNotFound:
+        return False
+
+
+def build_image(client=None, force: bool = False) -> str:
+    """Build :data:`IMAGE` with ``docker import`` from :func:`rootfs_tar` (idempotent); returns the tag."""
+    client = client or docker_client()
+    if not force and image_present(client):
+        return IMAGE
+    buf = io.BytesIO()
+    rootfs_tar(buf)
+    repo, tag = IMAGE.split(":")
+    # the SDK's images.import_image wants a file or URL; the low-level API takes the bytes directly
+    client.api.import_image_from_data(buf.getvalue(), repository=repo, tag=tag)
+    if not image_present(client):
+        raise SandboxUnavailable(f"docker import did not produce {IMAGE}")
+    return IMAGE
+
+
+class DockerSession(SandboxSession):
+    """One running container (see the module docstring)."""
+
+    def __init__(self, container, sock: socket.socket, limits: Limits, chan_dir: Path):
+        self.container = container
+        self.channel = SocketChannel(sock)
+        self.limits = limits
+        self.chan_dir = chan_dir
+        self._lock = threading.Lock()
+        self._reason: str | None = None  # "timeout" or "output_cap" once the host ended it
+        self._output = bytearray()
+        self._exit: SandboxExit | None = None
+        self._started = int(time.time())
+        self._timer = threading.Timer(limits.wall_s, self._end, args=("timeout",))
+        self._timer.daemon = True
+        self._timer.start()
+        self._logs = threading.Thread(target=self._read_logs, daemon=True)
+        self._logs.start()
+
+    def _end(self, reason: str) -> None:
+        with self._lock:
+            if self._reason is not None or self._exit is not None:
+                return
+            self._reason = reason
+        try:
+            self.container.kill()
+        except Exception:
+            pass  # already gone; kill() below records what happened
+
+    def _read_logs(self) -> None:
+        cap = self.limits.output_kb * 1024
+        total = 0
+        try:
+            for chunk in self.container.logs(stream=True, follow=True, stdout=True, stderr=True):
+                total += len(chunk)
+                if len(self._output) < OUTPUT_EXCERPT:
+                    self._output.extend(chunk[: OUTPUT_EXCERPT - len(self._output)])
+                if total > cap:
+                    self._end("output_cap")
+                    return
+        except Exception:
+            return
+
+    def _killed_from_outside(self) -> bool:
+        """True when the engine logged a ``kill`` of this container that the session did not send.
+
+        A candidate cannot reach the engine's API, so such an event is an operator's or the host's doing.
+        """
+        try:
+            events = self.container.client.events(since=self._started - 1, until=int(time.time()) + 1, decode=True,
+                                                  filters={"container": self.container.id, "event": "kill"})
+            return any(True for _ in events)
+        except Exception:
+            return False
+
+    def kill(self) -> SandboxExit:
+        if self._exit is not None:
+            return self._exit
+        self._timer.cancel()
+        try:
+            self.container.reload()
+            state = self.container.attrs["State"]
+            ran_out = not state.get("Running", False)
+            if not ran_out:
+                self.container.kill()
+            self.container.wait(timeout=30)
+            self.container.reload()
+            state = self.container.attrs["State"]
+        except Exception as exc:
+            record = SandboxExit("infra", detail=f"docker failed while ending the container: {exc}"[:500])
+        else:
+            output = self._output.decode(errors="replace")
+            code = int(state.get("ExitCode", -1))
+            with self._lock:
+                reason = self._reason
+                self._reason = self._reason or "killed"
+            if reason == "timeout":
+                record = SandboxExit("timeout", detail=f"wall-clock deadline of {self.limits.wall_s} s passed", output=output)
+            elif reason == "output_cap":
+                record = SandboxExit("output_cap", detail=f"output exceeded {self.limits.output_kb * 1024} bytes", output=output)
+            elif state.get("OOMKilled"):
+                record = SandboxExit("limit", detail=f"memory limit of {self.limits.memory_mb} MiB", output=output)
+            elif ran_out and self._killed_from_outside():
+                record = SandboxExit("infra", exit_code=code, detail="the container was killed from outside the verifier",
+                                     output=output)
+            elif ran_out:
+                sig = code - 128 if code > 128 else None
+                record = SandboxExit("exited", exit_code=code, signal=sig,
+                                     detail=f"candidate process exited with status {code}", output=output)
+            else:
+                record = SandboxExit("killed", output=output)
+        finally:
+            try:
+                self.container.remove(force=True)
+            except Exception:
+                pass
+            shutil.rmtree(self.chan_dir, ignore_errors=True)
+        self._exit = record
+        return record
+
+
+class DockerBackend(SandboxBackend):
+    """Containers from :data:`IMAGE`, one per trial (see the module docstring).
+
+    Raises :class:`~rlvr_lab.verifier.backend.SandboxUnavailable` when no engine answers; builds the
+    image on first use if ``scripts/setup.d/docker.sh`` has not.
+    """
+
+    name = "docker"
+
+    def __init__(self, slot_dir: Path):
+        self.client = docker_client()
+        build_image(self.client)
+        self.slot_dir = Path(slot_dir).resolve()
+        self.workspace_root = self.slot_dir / "ws"
+        self.workspace_root.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.workspace_root, 0o755)
+        self.chan_root = self.slot_dir / "chan"
+        self.chan_root.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.chan_root, 0o755)
+        self._count = 0
+        self._sessions: list[DockerSession] = []
+
+    def launch(self, workspace: Path, limits: Limits, seed: int) -> DockerSession:
+        import docker
+
+        workspace = Path(workspace).resolve()
+        if workspace.parent != self.workspace_root:
+            raise ValueError(f"workspace must be a directory directly under {self.workspace_root}, got {workspace}")
+        self._count += 1
+        chan_dir = self.chan_root / f"t{os.getpid()}-{self._count}"
+        shutil.rmtree(chan_dir, ignore_errors=True)
+        chan_dir.mkdir(mode=0o755)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(chan_dir / "sock"))
+        os.chmod(chan_dir / "sock", 0o777)
+        listener.listen(1)
+        mib = 1024 * 1024
+        ulimits = [docker.types.Ulimit(name="cpu", soft=limits.cpu_s, hard=limits.cpu_s),
+                   docker.types.Ulimit(name="fsize", soft=limits.file_mb * mib, hard=limits.file_mb * mib),
+                   docker.types.Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
+                   docker.types.Ulimit(name="core", soft=0, hard=0)]
+        try:
+            container = self.client.containers.create(
+                IMAGE, [f"{PY_PREFIX}/bin/python3", "-I", "-S", "-B", "-c", BOOTSTRAP],
+                user=SANDBOX_USER, working_dir="/workspace", network_mode="none", read_only=True,
+                tmpfs={"/tmp": "rw,nosuid,nodev,size=16m"},
+                volumes={str(workspace): {"bind": "/workspace", "mode": "ro"},
+                         str(chan_dir): {"bind": "/chan", "mode": "ro"},
+                         str(_HERE / "sandbox_server.py"): {"bind": "/opt/rlvr/sandbox_server.py", "mode": "ro"}},
+                mem_limit=f"{limits.memory_mb}m", memswap_limit=f"{limits.memory_mb}m",
+                pids_limit=limits.processes, ulimits=ulimits, cap_drop=["ALL"],
+                security_opt=["no-new-privileges"], init=True, ipc_mode="none",
+                environment={"LD_LIBRARY_PATH": f"{PY_PREFIX}/lib:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu",
+                             "HOME": "/tmp", "PYTHONHASHSEED": str(seed % 4294967296)},
+                log_config=docker.types.LogConfig(type="json-file", config={"max-size": "1m", "max-file": "1"}),
+                labels={"rlvr-lab": "sandbox"}, detach=True,
+            )
+            container.start()
+        except Exception as exc:
+            listener.close()
+            shutil.rmtree(chan_dir, ignore_errors=True)
+            raise SandboxFault(f"docker could not start the sandbox container: {exc}"[:500]) from None
+        listener.settimeout(1.0)
+        deadline = time.monotonic() + CONNECT_TIMEOUT_S
+        sock = None
+        try:
+            while sock is None:
+                try:
+                    sock, _ = listener.accept()
+                except socket.timeout:
+                    container.reload()
+                    if not container.attrs["State"].get("Running") or time.monotonic() > deadline:
+                        logs = container.logs()[-300:].decode(errors="replace")
+                        raise SandboxFault(f"sandbox server did not connect (status "
+                                           f"{container.attrs['State'].get('Status')}): {logs}")
+        except Exception as exc:
+            try:
+                container.remove(force=True)
+            except Exception:
+                pass
+            shutil.rmtree(chan_dir, ignore_errors=True)
+            if isinstance(exc, SandboxFault):
+                raise
+            raise SandboxFault(f"docker sandbox failed to start: {exc}"[:500]) from None
+        finally:
+            listener.close()
+        sock.settimeout(None)
+        session = DockerSession(container, sock, limits, chan_dir)
+        self._sessions = [s for s in self._sessions if s._exit is None] + [session]
+        return session
+
+    def close(self) -> None:
+        for session in self._sessions:
+            session.kill()
+        self._sessions = []
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m rlvr_lab.verifier.docker_backend build``: build the sandbox image if it is missing."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] != ["build"]:
+        print("usage: python -m rlvr_lab.verifier.docker_backend build [--force]", file=sys.stderr)
+        return 2
+    try:
+        tag = build_image(force="--force" in argv)
+    except SandboxUnavailable as exc:
+        print(f"docker sandbox image not built: {exc}")
+        return 1
+    print(f"docker sandbox image ready: {tag}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

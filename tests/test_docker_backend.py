@@ -1,0 +1,158 @@
+"""The docker backend, run for real where a Docker engine answers (skipped with the reason elsewhere)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from rlvr_lab.verifier import SandboxUnavailable, Verifier
+from rlvr_lab.verifier.backend import SandboxExit
+from rlvr_lab.verifier.fixtures import exploit_info, fixtures_dir, load_exploit, load_fixture, load_reference
+from rlvr_lab.verifier.schema import Limits
+
+pytestmark = pytest.mark.docker
+
+#: Exploits run on the docker backend: every attack that gets past admission except infinite_loop,
+#: whose timeout path fork_bomb already takes; admission refusals are backend-independent, one is kept.
+DOCKER_EXPLOITS = ("conftest_report_patch", "module_report_patch", "exit_sys", "exit_os", "eq_always_true",
+                   "eq_subclass", "tests_rewritten_at_import", "read_hidden_via_proc", "forge_junit",
+                   "network_fetch", "memory_bomb", "daemon_setsid", "kill_parent", "stdout_flood", "fork_bomb")
+
+
+@pytest.fixture(scope="module")
+def engine():
+    from rlvr_lab.verifier.docker_backend import docker_client
+
+    try:
+        client = docker_client()
+    except SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    return client
+
+
+@pytest.fixture(scope="module")
+def image(engine):
+    from rlvr_lab.verifier.docker_backend import build_image
+
+    return build_image(engine)
+
+
+@pytest.fixture(scope="module")
+def ours(image):
+    verifier = Verifier(backend="docker", retries=0)
+    yield verifier
+    verifier.close()
+
+
+def _sandbox_containers(engine) -> list:
+    return engine.containers.list(all=True, filters={"label": "rlvr-lab=sandbox"})
+
+
+def test_no_engine_is_reported_with_its_address(monkeypatch):
+    from rlvr_lab.verifier.docker_backend import docker_client
+
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(SandboxUnavailable, match="no Docker engine answers at unix:///nonexistent/docker.sock"):
+        docker_client(timeout_s=2)
+
+
+def test_image_is_small_and_holds_only_python(engine, image):
+    from rlvr_lab.verifier.docker_backend import build_image
+
+    assert build_image(engine) == image  # idempotent: present, not rebuilt
+    size_mb = engine.images.get(image).attrs["Size"] / 1e6
+    assert size_mb < 200
+    out = engine.containers.run(image, ["/opt/python/bin/python3", "-I", "-S", "-c",
+                                        "import os, sys; print(sys.version_info[:2], os.path.exists('/bin/sh'))"],
+                                remove=True, network_mode="none", user="65534:65534",
+                                environment={"LD_LIBRARY_PATH": "/opt/python/lib"})
+    assert out.decode().strip() == "(3, 11) False"
+
+
+def test_container_is_locked_down_and_removed(engine, image, tmp_path):
+    from rlvr_lab.verifier.docker_backend import DockerBackend
+
+    backend = DockerBackend(tmp_path / "slot")
+    ws = backend.workspace_root / "w1"
+    ws.mkdir()
+    (ws / "probe.py").write_text("import os\ndef who():\n    return os.getuid()\n")
+    limits = Limits(wall_s=20, memory_mb=128, processes=8, output_kb=16)
+    session = backend.launch(ws, limits, seed=1)
+    try:
+        attrs = engine.containers.get(session.container.id).attrs
+        host = attrs["HostConfig"]
+        assert host["NetworkMode"] == "none"
+        assert host["ReadonlyRootfs"] is True
+        assert host["CapDrop"] == ["ALL"]
+        assert "no-new-privileges" in host["SecurityOpt"]
+        assert host["Memory"] == 128 * 1024 * 1024 and host["MemorySwap"] == 128 * 1024 * 1024
+        assert host["PidsLimit"] == 8
+        assert attrs["Config"]["User"] == "65534:65534"
+        binds = {b.split(":")[1]: b.split(":")[2] for b in host["Binds"]}
+        assert binds["/workspace"] == "ro"
+    finally:
+        record = session.kill()
+    assert record == SandboxExit("killed", output=record.output)
+    assert session.kill() is record  # idempotent
+    assert _sandbox_containers(engine) == []
+    backend.close()
+
+
+def test_timeout_and_outside_kill_are_told_apart(engine, image, tmp_path):
+    from rlvr_lab.verifier.docker_backend import DockerBackend
+
+    backend = DockerBackend(tmp_path / "slot")
+    ws = backend.workspace_root / "w1"
+    ws.mkdir()
+    session = backend.launch(ws, Limits(wall_s=1.0), seed=1)
+    time.sleep(2.0)
+    assert session.kill().kind == "timeout"
+    session = backend.launch(ws, Limits(wall_s=20.0), seed=2)
+    engine.containers.get(session.container.id).kill()  # an operator, not the candidate
+    time.sleep(0.5)
+    record = session.kill()
+    assert record.kind == "infra" and not record.candidate_fault
+    assert _sandbox_containers(engine) == []
+    backend.close()
+
+
+def test_reference_patches_on_docker(ours):
+    fx = load_fixture("pool_repair_01")
+    good = ours.verify(load_reference("pool_repair_01", "good"), fx)
+    assert good.outcome == "pass", good.stop_reason
+    assert good.backend == "docker" and len(good.trials) == fx.trials
+    for patch in ("bad_unlocked_notify", "bad_racy_snapshot"):
+        verdict = ours.verify(load_reference("pool_repair_01", patch), fx)
+        assert verdict.outcome == "fail", f"{patch}: {verdict.stop_reason}"
+
+
+def _hidden_digest() -> bytes:
+    return b"".join(p.read_bytes() for p in sorted((fixtures_dir() / "pool_repair_01" / "hidden").rglob("*.py")))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", DOCKER_EXPLOITS)
+def test_exploit_rejected_on_docker(name, ours, engine):
+    info = exploit_info(name)
+    fx = load_fixture("pool_repair_01")
+    before = _hidden_digest()
+    if info.sentinel and os.path.exists(info.sentinel):
+        os.unlink(info.sentinel)
+    verdict = ours.verify(load_exploit(name), fx)
+    assert verdict.outcome in (("fail", "pending", "unknown") if name == "kill_parent" else ("fail",)), verdict.stop_reason
+    assert verdict.backend == "docker"
+    assert _hidden_digest() == before
+    assert _sandbox_containers(engine) == [], "a sandbox container outlived its trial"
+    if info.sentinel:
+        assert not os.path.exists(info.sentinel)
+    if info.marker:
+        comms = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                comms.append(Path(f"/proc/{pid}/comm").read_text().strip())
+            except OSError:
+                pass
+        assert info.marker not in comms
