@@ -79,7 +79,9 @@ class RolloutRecord:
     """Whether the rollout's group entered the update (None: not decided, e.g. evaluation)."""
     exclusion_reason: str = ""
     version_lag: int = 0
-    """Trainer version minus sampling version at admission (equation 8)."""
+    """Trainer version minus sampling version at admission (equation 8's lag, counted exactly)."""
+    age_s: float = 0.0
+    """Seconds from the first sampled token of the batch to admission (equation 8's tau_admit)."""
 
     def to_json(self) -> str:
         """One JSON line."""

@@ -222,3 +222,14 @@ def fixture_task(fixture: Fixture, split: str = "heldout") -> CodeTask:
         raise ValueError(f"fixture {fixture.name!r} has no files a completion could write")
     return CodeTask(f"fixture/{fixture.name}", f"fixture/{fixture.name}", "fixture", 5, split,
                     header + body + f"# new text of {targets[0]}:\n", "", fixture, targets[0], False)
+
+
+def load_fixture_task(name: str, split: str = "heldout") -> CodeTask:
+    """A fixture from fixtures/ (``rlvr_lab.verifier.fixtures.load_fixture``) as a task, e.g. ``pool_repair_01``.
+
+    >>> load_fixture_task("pool_repair_01").family
+    'fixture'
+    """
+    from rlvr_lab.verifier.fixtures import load_fixture
+
+    return fixture_task(load_fixture(name), split)

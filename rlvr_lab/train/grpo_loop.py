@@ -276,10 +276,13 @@ def train(config: TrainConfig, pool=None) -> TrainResult:
             tasks = rng.sample(train_tasks, min(config.tasks_per_step, len(train_tasks)))
             handle = PolicyHandle(model, tok, version, sampling, tok_digest)
             gen = sample_gen if sample_gen is not None else generator
+            t_collect = time.perf_counter()
             records, times = collect(handle, tasks, config.group_size, grader, step, gen, config.multi_turn)
             timing["sample"] += times["sample_s"]
             timing["verify"] += times["verify_s"]
             records, retry_s = _apply_closure(records, config, grader, version, by_id)
+            for r in records:
+                r.age_s = time.perf_counter() - t_collect
             timing["verify"] += retry_s
             admitted = [r for r in records if r.admitted]
             t0 = time.perf_counter()
