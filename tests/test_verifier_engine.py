@@ -1,45 +1,100 @@
 """The verifier engine on a small function task: verdicts, proxy semantics, admission, trials."""
+
 from __future__ import annotations
+
 import pytest
+
 from rlvr_lab.verifier import Candidate, Verifier
 from rlvr_lab.verifier.workspace import admission_error, apply, capture
 from verifier_helpers import GOOD, function_fixture, candidate
 
-@pytest.fixture(scope='module')
+
+@pytest.fixture(scope="module")
 def verifier():
-    v = Verifier(backend='local', retries=0, seed=1234)
+    v = Verifier(backend="local", retries=0, seed=1234)
     yield v
     v.close()
 
+
 def test_correct_candidate_passes_with_evidence(verifier):
-    pass
+    fx = function_fixture(trials=2)
+    cand = Candidate({"solution.py": GOOD})
+    verdict = verifier.verify(cand, fx)
+    assert verdict.outcome == "pass", verdict
+    assert verdict.reward == 1.0
+    assert verdict.candidate_digest == cand.digest
+    assert (verdict.fixture, verdict.fixture_version, verdict.checker_version) == (
+        "double_01", "double_fixture_v1", "double_accept_v1")
+    assert verdict.backend == "local"
+    assert [t.outcome for t in verdict.trials] == ["pass", "pass"]
+    assert verdict.trials[0].seed != verdict.trials[1].seed
+    assert verdict.stop_reason == "all 2 trials passed"
+
 
 def test_incorrect_candidate_fails_and_stops_at_first_rejection(verifier):
-    pass
+    verdict = verifier.verify(candidate("def double(x):\n    return x + 2\n"), function_fixture(), trials=3)
+    assert verdict.outcome == "fail"
+    assert len(verdict.trials) == 1
+    assert verdict.stop_reason.startswith("rejected at trial 1 of 3")
+
 
 def test_always_equal_object_is_not_a_value(verifier):
-    pass
+    body = ("class Yes:\n    def __eq__(self, other):\n        return True\n    def __bool__(self):\n        return True\n"
+            "def double(x):\n    if x is None:\n        raise TypeError\n    return Yes()\n")
+    assert verifier.verify(candidate(body), function_fixture()).outcome == "fail"
+
 
 def test_int_subclass_is_refused(verifier):
-    pass
+    body = ("class Sneaky(int):\n    def __eq__(self, other):\n        return True\n"
+            "def double(x):\n    if x is None:\n        raise TypeError\n    return Sneaky(0)\n")
+    verdict = verifier.verify(candidate(body), function_fixture())
+    assert verdict.outcome == "fail"
+    assert "NonPlainValue" in verdict.trials[0].detail or "CandidateError" in verdict.trials[0].detail
+
 
 def test_wrong_exception_type_fails(verifier):
-    pass
+    body = "def double(x):\n    if x is None:\n        raise KeyError('x')\n    return 2 * x\n"
+    assert verifier.verify(candidate(body), function_fixture()).outcome == "fail"
+
 
 def test_syntax_error_fails(verifier):
-    pass
+    verdict = verifier.verify(Candidate({"solution.py": "def double(:\n"}), function_fixture())
+    assert verdict.outcome == "fail"
+
 
 def test_admission_refuses_non_permitted_path(verifier):
-    pass
+    cand = Candidate({"solution.py": GOOD, "conftest.py": "import pytest\n"})
+    verdict = verifier.verify(cand, function_fixture())
+    assert verdict.outcome == "fail"
+    assert verdict.trials == ()
+    assert verdict.stop_reason == "admission: path 'conftest.py' is not permitted (allowed: solution.py, helpers/*.py)"
+
 
 def test_admission_refuses_escaping_paths():
-    pass
+    fx = function_fixture()
+    assert "leaves the workspace" in admission_error(Candidate({"helpers/../../x.py": ""}), fx)
+    assert "not a relative POSIX path" in admission_error(Candidate({"/etc/passwd": ""}), fx)
+    assert admission_error(Candidate({}), fx) == "the candidate changes no file"
+
 
 def test_capture_and_apply_round_trip(tmp_path):
-    pass
+    fx = function_fixture()
+    tree = tmp_path / "explored"
+    apply(fx, Candidate({"solution.py": GOOD}), tree)
+    (tree / "__pycache__").mkdir()
+    (tree / "__pycache__" / "x.pyc").write_text("junk")
+    captured = capture(tree, fx)
+    assert captured.files == {"solution.py": GOOD}  # README unchanged, caches skipped
+
 
 def test_bad_arguments_raise_value_error(verifier):
-    pass
+    with pytest.raises(ValueError, match="trials must be an integer >= 1"):
+        verifier.verify(Candidate({"solution.py": GOOD}), function_fixture(), trials=0)
+    with pytest.raises(ValueError, match="backend must be one of"):
+        Verifier(backend="ssh")
+    with pytest.raises(ValueError, match="retries must be an integer in"):
+        Verifier(retries=-1)
+
 
 def test_module_level_names_and_import_time_calls(verifier):
     """Names imported at module level are late-bound; a module that calls the candidate at import time
