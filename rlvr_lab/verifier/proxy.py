@@ -103,6 +103,13 @@ def decode(tree: Any, client: "ProxyClient", depth: int = 0) -> Any:
     """A reply tree from the (untrusted) sandbox -> exact plain values or handles; strict.
 
     Raises ``ValueError`` on anything that is not a well-formed tree of the wire format.
+
+    >>> decode({"$d": [["a", {"$t": [1, 2.5]}]]}, None)
+    {'a': (1, 2.5)}
+    >>> decode({"$x": []}, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown tag '$x'
     """
     if depth > 100:
         raise ValueError("reply nested deeper than 100 levels")

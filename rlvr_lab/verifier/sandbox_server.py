@@ -73,7 +73,20 @@ class _Handles:
 
 
 def encode(value, handles, depth=0):
-    """Plain data -> JSON-ready tree; exact types only, other objects become handles."""
+    """Plain data -> JSON-ready tree; exact types only, other objects become handles.
+
+    >>> h = _Handles()
+    >>> encode({"k": (1, b"a")}, h)
+    {'$d': [['k', {'$t': [1, {'$b': 'YQ=='}]}]]}
+    >>> encode(object(), h)["$h"]
+    1
+    >>> class Sneaky(int): pass
+    >>> try:
+    ...     encode(Sneaky(3), h)
+    ... except NonPlainValue as exc:
+    ...     print(exc)
+    a Sneaky is not plain data: it subclasses a builtin type
+    """
     if depth > 100:
         raise NonPlainValue("value nested deeper than 100 levels")
     kind = type(value)
@@ -97,7 +110,11 @@ def encode(value, handles, depth=0):
 
 
 def decode(tree, handles):
-    """JSON tree from the runner -> Python values; handles resolve to the sandbox's objects."""
+    """JSON tree from the runner -> Python values; handles resolve to the sandbox's objects.
+
+    >>> decode({"$t": [1, {"$s": [2]}]}, _Handles())
+    (1, {2})
+    """
     if isinstance(tree, list):
         return [decode(v, handles) for v in tree]
     if not isinstance(tree, dict):

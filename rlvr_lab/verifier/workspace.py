@@ -103,6 +103,13 @@ def apply(fixture: Fixture, candidate: Candidate, dest: Path) -> Path:
 
     The caller must have admitted the candidate; ``dest`` must not exist yet. Files are world-readable
     and owned by the runner, so the sandbox (another uid) can read but not change them.
+
+    >>> import tempfile
+    >>> fx = Fixture("t", "v1", files={"pkg/a.py": "A = 1", "b.py": ""}, hidden_tests={})
+    >>> dest = apply(fx, Candidate({"pkg/a.py": "A = 2"}), Path(tempfile.mkdtemp()) / "graded")
+    >>> (dest / "pkg" / "a.py").read_text(), capture(dest, fx).files
+    ('A = 2', {'pkg/a.py': 'A = 2'})
+    >>> remove(dest.parent)
     """
     dest = Path(dest)
     dest.mkdir(mode=0o755)
