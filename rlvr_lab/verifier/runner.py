@@ -60,6 +60,8 @@ SCRUBBED_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPATH", "PYTHONSTARTUP
 DISABLED_PLUGINS = ("cacheprovider", "terminal", "logging", "warnings", "stepwise", "legacypath", "setuponly",
                     "setupplan", "unraisableexception", "threadexception", "faulthandler", "pastebin",
                     "junitxml", "doctest", "nose", "recwarn", "capture", "debugging", "subtests")
+#: Traceback style of failure reports: the verdict needs only the failing test and its exception line.
+TB_STYLE = "line"
 #: How many prepared hidden-test directories a runner keeps.
 FIXTURE_CACHE = 64
 
@@ -247,6 +249,7 @@ class SlotRunner:
         for plugin in DISABLED_PLUGINS:
             args += ["-p", f"no:{plugin}"]
         self.config = _prepareconfig(args, plugins=[self.plugin])
+        self.config.option.tbstyle = TB_STYLE
         # Configure and start the session once; each trial's fork only collects and runs.
         from _pytest.main import Session
 
