@@ -124,9 +124,9 @@ def test_reference_patches_on_docker(ours):
     good = ours.verify(load_reference("pool_repair_01", "good"), fx)
     assert good.outcome == "pass", good.stop_reason
     assert good.backend == "docker" and len(good.trials) == fx.trials
-    for patch in ("bad_unlocked_notify", "bad_racy_snapshot"):
-        verdict = ours.verify(load_reference("pool_repair_01", patch), fx)
-        assert verdict.outcome == "fail", f"{patch}: {verdict.stop_reason}"
+    # the racy patch's rejection is statistical (q about 0.35 here too); tests/test_redteam.py asserts it
+    verdict = ours.verify(load_reference("pool_repair_01", "bad_unlocked_notify"), fx)
+    assert verdict.outcome == "fail", verdict.stop_reason
 
 
 def _hidden_digest() -> bytes:
