@@ -228,9 +228,11 @@ def sample(model, prompts: list[list[int]], cfg: SamplingConfig, eos_id: int, pa
         logp = transformed_logprobs(logits, cfg)
         choice = torch.multinomial(logp.exp(), 1, generator=generator).squeeze(-1)
         chosen_lp = logp.gather(-1, choice.unsqueeze(-1)).squeeze(-1)
-        for i in torch.nonzero(~done).flatten().tolist():
-            toks[i].append(int(choice[i]))
-            lps[i].append(float(chosen_lp[i]))
+        ids_now, lps_now, done_now = choice.tolist(), chosen_lp.tolist(), done.tolist()  # one device sync
+        for i in range(n):
+            if not done_now[i]:
+                toks[i].append(ids_now[i])
+                lps[i].append(lps_now[i])
         done |= choice == eos_id
         if bool(done.all()):
             break

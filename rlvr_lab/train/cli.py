@@ -53,8 +53,6 @@ def run(args) -> int:
         overrides["verifier_backend"] = args.backend
     if args.no_progress:
         overrides["progress"] = False
-    if preset == "gpu" and not torch.cuda.is_available():
-        overrides.setdefault("dtype", "float32")
     config = TrainConfig.preset(preset, **overrides)
     result = train(config)
     print(format_report(result, config))

@@ -26,7 +26,8 @@ class TrainConfig:
     device: str = "auto"
     """``auto`` (CUDA when available, else CPU), ``cpu`` or ``cuda``."""
     dtype: str = "float32"
-    """Model dtype: ``float32`` or ``bfloat16`` (GPU)."""
+    """Model dtype: ``float32``, ``bfloat16``, ``float16`` or ``auto`` (bfloat16 on a GPU that supports it,
+    else float32). Log-probs and losses are always computed in float32."""
     engine: str = "ours"
     """``ours`` (this module's GRPO loop) or ``trl`` (TRL's GRPOTrainer with the same verifier reward)."""
     model: str = ""
@@ -131,7 +132,8 @@ class TrainConfig:
         checks = [
             (self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"), "device",
              "'auto', 'cpu' or 'cuda[:N]'"),
-            (self.dtype in ("float32", "bfloat16", "float16"), "dtype", "'float32', 'bfloat16' or 'float16'"),
+            (self.dtype in ("float32", "bfloat16", "float16", "auto"), "dtype",
+             "'float32', 'bfloat16', 'float16' or 'auto'"),
             (self.engine in ("ours", "trl"), "engine", "'ours' or 'trl'"),
             (self.norm in ("sequence", "constant"), "norm", "'sequence' or 'constant'"),
             (self.std in ("population", "sample"), "std", "'population' or 'sample'"),
@@ -172,7 +174,7 @@ class TrainConfig:
                        group_size=4, eval_samples=2, eval_k=2, eval_every=3, checkpoint_every=1,
                        max_new_tokens=16, progress=False, plots=False),
             "cpu": dict(out_dir="runs/cpu", eval_every=20),
-            "gpu": dict(out_dir="runs/gpu", device="auto", model_size="base", dtype="bfloat16",
+            "gpu": dict(out_dir="runs/gpu", device="auto", model_size="base", dtype="auto",
                         sft_steps=300, sft_batch=64, grpo_steps=80, tasks_per_step=32, eval_samples=8,
                         eval_k=8, verifier_workers=4),
         }[name]

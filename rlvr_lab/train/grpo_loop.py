@@ -68,6 +68,19 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def resolve_dtype(name: str, device: torch.device) -> torch.dtype:
+    """``auto`` -> bfloat16 on a GPU that supports it (Ampere and later), else float32.
+
+    >>> resolve_dtype("auto", torch.device("cpu"))
+    torch.float32
+    """
+    if name == "auto":
+        if device.type == "cuda" and torch.cuda.is_bf16_supported():
+            return torch.bfloat16
+        return torch.float32
+    return getattr(torch, name)
+
+
 def sampling_of(config: TrainConfig) -> SamplingConfig:
     """The run's sampling configuration."""
     return SamplingConfig(config.temperature, config.top_k, config.top_p, config.max_new_tokens)
@@ -117,7 +130,7 @@ def build_policy(config: TrainConfig, suite: list[CodeTask], device: torch.devic
     """(model, tokenizer): loaded from ``config.model`` or built from a config with a BPE tokenizer."""
     from rlvr_lab.policy import train_tokenizer
 
-    dtype = getattr(torch, config.dtype)
+    dtype = resolve_dtype(config.dtype, device)
     if config.model:
         model, tok = load_policy(config.model, device=str(device), dtype=dtype)
         return model, tok
@@ -225,7 +238,7 @@ def train(config: TrainConfig, pool=None) -> TrainResult:
         resume = ckpt.latest_checkpoint(config.out_dir)
         timing["setup"] = time.perf_counter() - t_start
         if os.path.exists(os.path.join(warm_dir, "lineage.json")):
-            model, tok = load_policy(warm_dir, device=str(device), dtype=getattr(torch, config.dtype))
+            model, tok = load_policy(warm_dir, device=str(device), dtype=resolve_dtype(config.dtype, device))
             before = ckpt.read_lineage(warm_dir)["heldout"]
         else:
             t0 = time.perf_counter()
@@ -253,7 +266,7 @@ def train(config: TrainConfig, pool=None) -> TrainResult:
         start_step, version = 0, 0
         if resume is not None:
             state = ckpt.load_trainer_state(resume)
-            model_r, _ = load_policy(resume, device=str(device), dtype=getattr(torch, config.dtype))
+            model_r, _ = load_policy(resume, device=str(device), dtype=resolve_dtype(config.dtype, device))
             model.load_state_dict(model_r.state_dict())
             optimizer.load_state_dict(state["optimizer"])
             ckpt.restore_rng(state["rng"], generator)

@@ -51,7 +51,7 @@ def train_trl(config: TrainConfig, pool=None):
             grpo_loop.train(config.with_overrides(grpo_steps=0, engine="ours", plots=False), pool=pool)
         timing = {"sft+eval_before": time.perf_counter() - t_start}
         device = grpo_loop.resolve_device(config.device)
-        model, tok = load_policy(warm_dir, device=str(device), dtype=getattr(torch, config.dtype))
+        model, tok = load_policy(warm_dir, device=str(device), dtype=grpo_loop.resolve_dtype(config.dtype, device))
         before = read_lineage(warm_dir)["heldout"]
         suite = make_suite(seed=config.seed, families=tuple(sorted(set(config.families) | set(config.sft_families))),
                            variants=config.variants, heldout_fraction=config.heldout_fraction,
@@ -63,7 +63,7 @@ def train_trl(config: TrainConfig, pool=None):
         rollouts_per_step = config.tasks_per_step * config.group_size
         args = GRPOConfig(
             output_dir=os.path.join(config.out_dir, "trl"), seed=config.seed, use_cpu=device.type == "cpu",
-            bf16=config.dtype == "bfloat16" and device.type == "cuda",
+            bf16=grpo_loop.resolve_dtype(config.dtype, device) == torch.bfloat16,
             per_device_train_batch_size=rollouts_per_step, num_generations=config.group_size,
             steps_per_generation=1, num_iterations=config.passes, max_steps=config.grpo_steps * config.passes,
             learning_rate=config.lr, lr_scheduler_type="constant", warmup_steps=0, weight_decay=0.0,
