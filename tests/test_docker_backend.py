@@ -47,8 +47,10 @@ def ours(image):
     verifier.close()
 
 
-def _sandbox_containers(engine) -> list:
-    return engine.containers.list(all=True, filters={"label": "rlvr-lab=sandbox"})
+def _sandbox_containers(engine, slot_dir: Path) -> list:
+    """Sandbox containers of the slot under ``slot_dir`` (other tests may run their own meanwhile)."""
+    found = engine.containers.list(all=True, filters={"label": "rlvr-lab=sandbox"})
+    return [c for c in found if c.labels.get("rlvr-lab.slot", "").startswith(str(Path(slot_dir).resolve()))]
 
 
 def test_no_engine_is_reported_with_its_address(monkeypatch):
@@ -93,11 +95,12 @@ def test_container_is_locked_down_and_removed(engine, image, tmp_path):
         assert attrs["Config"]["User"] == "65534:65534"
         binds = {b.split(":")[1]: b.split(":")[2] for b in host["Binds"]}
         assert binds["/workspace"] == "ro"
+        assert [c.id for c in _sandbox_containers(engine, tmp_path)] == [session.container.id]
     finally:
         record = session.kill()
     assert record == SandboxExit("killed", output=record.output)
     assert session.kill() is record  # idempotent
-    assert _sandbox_containers(engine) == []
+    assert _sandbox_containers(engine, tmp_path) == []
     backend.close()
 
 
@@ -115,7 +118,7 @@ def test_timeout_and_outside_kill_are_told_apart(engine, image, tmp_path):
     time.sleep(0.5)
     record = session.kill()
     assert record.kind == "infra" and not record.candidate_fault
-    assert _sandbox_containers(engine) == []
+    assert _sandbox_containers(engine, tmp_path) == []
     backend.close()
 
 
@@ -145,7 +148,7 @@ def test_exploit_rejected_on_docker(name, ours, engine):
     assert verdict.outcome in (("fail", "pending", "unknown") if name == "kill_parent" else ("fail",)), verdict.stop_reason
     assert verdict.backend == "docker"
     assert _hidden_digest() == before
-    assert _sandbox_containers(engine) == [], "a sandbox container outlived its trial"
+    assert _sandbox_containers(engine, ours.slot_dir) == [], "a sandbox container outlived its trial"
     if info.sentinel:
         assert not os.path.exists(info.sentinel)
     if info.marker:

@@ -359,7 +359,7 @@ class DockerBackend(SandboxBackend):
                 environment={"LD_LIBRARY_PATH": f"{PY_PREFIX}/lib:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu",
                              "HOME": "/tmp", "PYTHONHASHSEED": str(seed % 4294967296)},
                 log_config=docker.types.LogConfig(type="json-file", config={"max-size": "1m", "max-file": "1"}),
-                labels={"rlvr-lab": "sandbox"}, detach=True,
+                labels={"rlvr-lab": "sandbox", "rlvr-lab.slot": str(self.slot_dir)}, detach=True,
             )
             container.start()
         except Exception as exc:
