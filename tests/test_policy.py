@@ -1,34 +1,93 @@
 """Tiny policy: tokenizer, model round trip, sampling that records behaviour log-probs (17.5.2, 17.6.2)."""
+
 import math
+
 import pytest
 import torch
-from rlvr_lab.policy import SamplingConfig, build_model, completion_logprobs, load_policy, sample, save_policy, train_tokenizer, transformed_logprobs
+
+from rlvr_lab.policy import (SamplingConfig, build_model, completion_logprobs, load_policy, sample, save_policy,
+                             train_tokenizer, transformed_logprobs)
 from rlvr_lab.tasks import make_suite
 
-@pytest.fixture(scope='module')
+
+@pytest.fixture(scope="module")
 def tok_model():
     suite = make_suite(seed=0, problems_per_family=6)
     tok = train_tokenizer([t.prompt + t.solution for t in suite], vocab_size=320)
-    return (tok, build_model(tok, 'tiny', seed=0), suite)
+    return tok, build_model(tok, "tiny", seed=0), suite
+
 
 def _prompts(tok, suite, n=6):
-    return [[tok.bos_token_id] + tok(t.prompt)['input_ids'] for t in suite[:n]]
+    return [[tok.bos_token_id] + tok(t.prompt)["input_ids"] for t in suite[:n]]
+
 
 def test_tokenizer_round_trips_code(tok_model):
-    pass
+    tok, _, suite = tok_model
+    text = suite[0].prompt + suite[0].solution
+    assert tok.decode(tok(text)["input_ids"]) == text
+    assert {tok.pad_token, tok.bos_token, tok.eos_token} == {"<pad>", "<bos>", "<eos>"}
+
 
 def test_save_and_load_from_local_path(tok_model, tmp_path):
-    pass
+    tok, model, suite = tok_model
+    save_policy(model, tok, str(tmp_path))
+    loaded, tok2 = load_policy(str(tmp_path))
+    assert tok2(suite[1].prompt)["input_ids"] == tok(suite[1].prompt)["input_ids"]
+    ids = torch.tensor([_prompts(tok, suite, 1)[0]])
+    with torch.no_grad():
+        assert torch.allclose(model(ids).logits, loaded(ids).logits, atol=1e-5)
 
-@pytest.mark.parametrize('cfg', [SamplingConfig(max_new_tokens=8), SamplingConfig(temperature=0.7, top_k=12, top_p=0.8, max_new_tokens=8)])
+
+@pytest.mark.parametrize("cfg", [SamplingConfig(max_new_tokens=8),
+                                 SamplingConfig(temperature=0.7, top_k=12, top_p=0.8, max_new_tokens=8)])
 def test_recorded_logprobs_replay_exactly(tok_model, cfg):
-    pass
+    tok, model, suite = tok_model
+    gen = torch.Generator().manual_seed(1)
+    samples = sample(model, _prompts(tok, suite), cfg, tok.eos_token_id, tok.pad_token_id, gen)
+    seqs = [s.prompt_ids + s.completion_ids for s in samples]
+    masks = [[0] * len(s.prompt_ids) + [1] * len(s.completion_ids) for s in samples]
+    with torch.no_grad():
+        logp, mask = completion_logprobs(model, seqs, masks, cfg, tok.pad_token_id)
+    for i, s in enumerate(samples):
+        assert len(s.completion_ids) == len(s.behaviour_logprobs) <= cfg.max_new_tokens
+        assert s.stop_reason == ("eos" if s.completion_ids[-1] == tok.eos_token_id else "length")
+        start = len(s.prompt_ids) - 1
+        replay = logp[i, start:start + len(s.completion_ids)]
+        assert torch.allclose(replay, torch.tensor(s.behaviour_logprobs), atol=1e-4)
+        assert all(lp <= 0 and math.isfinite(lp) for lp in s.behaviour_logprobs)
+
 
 def test_truncated_distribution_is_renormalised():
-    pass
+    logits = torch.tensor([[3.0, 2.0, 1.0, 0.0]])
+    lp = transformed_logprobs(logits, SamplingConfig(top_k=2))
+    assert torch.isinf(lp[0, 2:]).all() and abs(float(lp.exp().sum()) - 1) < 1e-6
+    assert lp[0, 0] > torch.log_softmax(logits, -1)[0, 0]  # kept tokens gain the removed mass
+    lp = transformed_logprobs(logits, SamplingConfig(top_p=0.5))
+    assert torch.isfinite(lp).sum() == 1  # the top token alone holds >= 0.5 of the mass
+    lp = transformed_logprobs(logits, SamplingConfig(top_k=1), keep=torch.tensor([3]))
+    assert torch.isfinite(lp[0, 3]) and torch.isinf(lp[0, 1])
+    hot = transformed_logprobs(logits, SamplingConfig(temperature=2.0))
+    assert torch.allclose(hot, torch.log_softmax(logits / 2, -1))
+
 
 def test_top_k_sampling_never_leaves_the_kept_set(tok_model):
-    pass
+    tok, model, suite = tok_model
+    cfg = SamplingConfig(top_k=1, max_new_tokens=5)
+    prompts = _prompts(tok, suite, 2)
+    a = sample(model, prompts, cfg, tok.eos_token_id, tok.pad_token_id, torch.Generator().manual_seed(0))
+    b = sample(model, prompts, cfg, tok.eos_token_id, tok.pad_token_id, torch.Generator().manual_seed(9))
+    assert [s.completion_ids for s in a] == [s.completion_ids for s in b]  # top-1 is greedy
+    assert all(lp == pytest.approx(0.0, abs=1e-6) for s in a for lp in s.behaviour_logprobs)
+
 
 def test_bad_sampling_config_names_the_argument():
-    pass
+    with pytest.raises(ValueError, match="temperature"):
+        SamplingConfig(temperature=0)
+    with pytest.raises(ValueError, match="top_p"):
+        SamplingConfig(top_p=0)
+    with pytest.raises(ValueError, match="top_k"):
+        SamplingConfig(top_k=-1)
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        SamplingConfig(max_new_tokens=0)
+    with pytest.raises(ValueError, match="size"):
+        build_model(train_tokenizer(["ab"] * 3, 270), "huge")
