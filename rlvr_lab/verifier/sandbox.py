@@ -104,16 +104,30 @@ def _topmost(paths: list[str]) -> list[str]:
 
 
 class LocalSession(SandboxSession):
-    """One sandbox started by the zygote."""
+    """One sandbox started by the zygote.
 
-    def __init__(self, backend: "LocalBackend", pid: int, sock: socket.socket):
+    ``launch`` only *sends* the spawn request, so the caller can start its own work while the zygote
+    builds the sandbox; frames written to the channel meanwhile wait in the socket. The zygote's reply
+    (the init's pid, or an error) is read when the session is killed.
+    """
+
+    def __init__(self, backend: "LocalBackend", sock: socket.socket):
         self.backend = backend
-        self.pid = pid
+        self.pid: int | None = None
         self.channel = SocketChannel(sock)
         self._exit: SandboxExit | None = None
 
     def kill(self) -> SandboxExit:
         if self._exit is None:
+            try:
+                reply = self.backend._reply()
+            except SandboxFault as exc:
+                self._exit = SandboxExit("infra", detail=str(exc))
+                return self._exit
+            if not reply.get("ok"):
+                self._exit = SandboxExit("infra", detail=f"sandbox spawn failed: {reply.get('error')}"[:500])
+                return self._exit
+            self.pid = int(reply["pid"])
             self._exit = self.backend._kill(self.pid)
         return self._exit
 
@@ -162,24 +176,29 @@ class LocalBackend(SandboxBackend):
         ours.settimeout(None)
         self._ctl = ours
 
-    def _request(self, message: dict, want_fd: bool = False) -> tuple[dict, int | None]:
+    def _send(self, message: dict, fds: tuple[int, ...] = ()) -> None:
         if self._ctl is None or self._proc is None or self._proc.poll() is not None:
             self._discard()
             self._start()
         assert self._ctl is not None
         try:
-            self._ctl.send(json.dumps(message).encode())
-            if want_fd:
-                data, fds, _, _ = socket.recv_fds(self._ctl, 65536, 1)
-            else:
-                data, fds = self._ctl.recv(65536), []
+            socket.send_fds(self._ctl, [json.dumps(message).encode()], list(fds))
+        except OSError as exc:
+            self._discard()
+            raise SandboxFault(f"zygote control channel failed: {exc}") from None
+
+    def _reply(self) -> dict:
+        if self._ctl is None:
+            raise SandboxFault("the sandbox zygote is gone")
+        try:
+            data = self._ctl.recv(65536)
         except OSError as exc:
             self._discard()
             raise SandboxFault(f"zygote control channel failed: {exc}") from None
         if not data:
             self._discard()
             raise SandboxFault("the sandbox zygote died")
-        return json.loads(data.decode()), (fds[0] if fds else None)
+        return json.loads(data.decode())
 
     def _discard(self) -> None:
         if self._ctl is not None:
@@ -201,15 +220,21 @@ class LocalBackend(SandboxBackend):
         workspace = Path(workspace).resolve()
         if workspace.parent != self.workspace_root:
             raise ValueError(f"workspace must be a directory directly under {self.workspace_root}, got {workspace}")
-        reply, fd = self._request({"op": "spawn", "ws": workspace.name, "limits": dataclasses.asdict(limits),
-                                   "uid": self.uid}, want_fd=True)
-        if not reply.get("ok") or fd is None:
-            raise SandboxFault(f"sandbox spawn failed: {reply.get('error')}")
-        return LocalSession(self, int(reply["pid"]), socket.socket(fileno=fd))
+        ours, theirs = socket.socketpair()
+        try:
+            self._send({"op": "spawn", "ws": workspace.name, "limits": dataclasses.asdict(limits), "uid": self.uid},
+                       fds=(theirs.fileno(),))
+        except SandboxFault:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return LocalSession(self, ours)
 
     def _kill(self, pid: int) -> SandboxExit:
         try:
-            reply, _ = self._request({"op": "kill", "pid": pid})
+            self._send({"op": "kill", "pid": pid})
+            reply = self._reply()
         except SandboxFault as exc:
             return SandboxExit("infra", detail=str(exc))
         record = reply.get("record") or {"kind": "infra", "detail": "no record"}

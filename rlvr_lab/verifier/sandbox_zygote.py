@@ -6,15 +6,15 @@ empty read-only tmpfs mounts, exposes the slot's workspace root read-only at :da
 :mod:`sandbox_server` and a few stdlib modules, and then waits for requests from its trusted parent on a
 SOCK_SEQPACKET control socket (its descriptor number is in the config):
 
-``{"op": "spawn", "ws": name, "limits": {...}, "uid": u}``
-    Fork a sandbox: a child in a *new PID namespace* becomes its init (PID 1, still root): it unshares a
+``{"op": "spawn", "ws": name, "limits": {...}, "uid": u}`` with one SCM_RIGHTS descriptor
+    Fork a sandbox whose server talks on that descriptor (the sandbox's end of a socketpair the runner
+    made, so the runner can start its pytest process while the sandbox is still being built): a child in a *new PID namespace* becomes its init (PID 1, still root): it unshares a
     private mount namespace, mounts a fresh ``/proc`` (so only the sandbox's own processes are visible)
     and fresh small tmpfs mounts on ``/tmp``, ``/var/tmp`` and ``/dev/shm``, then forks the candidate's
     server: descriptors closed, stdout+stderr into a capped pipe, rlimits applied (CPU, address space,
     processes, file size, open files, no core), groups dropped, ``setgid``/``setuid`` to the slot's
     unprivileged uid, no-new-privileges, ``cwd`` = the read-only graded copy, and
-    ``sandbox_server.serve`` on its end of a fresh socketpair. The reply carries the other end as an
-    SCM_RIGHTS descriptor. Members of a PID namespace cannot signal its init, and when init dies the
+    ``sandbox_server.serve`` on the given descriptor. The reply is ``{"ok": true, "pid": init}``. Members of a PID namespace cannot signal its init, and when init dies the
     kernel kills every process left in the namespace (setsid daemons included).
 ``{"op": "kill", "pid": p}``
     Kill that sandbox's init (and so all its processes), reap it, and reply with the exit record
@@ -252,24 +252,21 @@ class Zygote:
         self.pidns_fd = os.open("/proc/self/ns/pid", os.O_RDONLY)
         self.sessions = {}
 
-    def spawn(self, request):
+    def spawn(self, request, chan_fd):
+        """Fork a sandbox whose server talks on ``chan_fd`` (the sandbox's end of the runner's socketpair)."""
         limits = request["limits"]
         workdir = os.path.join(SANDBOX_ROOT, request["ws"])
-        host, child = socket.socketpair()
         status_r, status_w = os.pipe()
         setns(self.pidns_fd, CLONE_NEWPID)
         unshare(CLONE_NEWPID)
         pid = os.fork()
         if pid == 0:
-            host.close()
             os.close(status_r)
-            run_init(self.server, child.detach(), status_w, workdir, limits, int(request["uid"]))
-        child.close()
+            run_init(self.server, chan_fd, status_w, workdir, limits, int(request["uid"]))
         os.close(status_w)
         self.sessions[pid] = {"status_r": status_r, "deadline": time.monotonic() + float(limits["wall_s"]),
                               "record": None, "buffer": b"", "reaped": False, "ours": False}
-        socket.send_fds(self.ctl, [json.dumps({"ok": True, "pid": pid}).encode()], [host.fileno()])
-        host.close()
+        self.ctl.send(json.dumps({"ok": True, "pid": pid}).encode())
 
     def _reap(self, pid):
         session = self.sessions[pid]
@@ -340,15 +337,25 @@ class Zygote:
                 if fd in live and not self.sessions[live[fd]]["reaped"]:
                     self.on_status(live[fd])
             if self.ctl in ready:
-                message = self.ctl.recv(65536)
+                message, fds, _, _ = socket.recv_fds(self.ctl, 65536, 4)
                 if not message:
                     return
                 request = json.loads(message.decode())
+                if request["op"] != "spawn":
+                    for fd in fds:
+                        os.close(fd)
                 if request["op"] == "spawn":
+                    if len(fds) != 1:
+                        for fd in fds:
+                            os.close(fd)
+                        self.ctl.send(b'{"ok": false, "error": "spawn needs exactly one channel descriptor"}')
+                        continue
                     try:
-                        self.spawn(request)
+                        self.spawn(request, fds[0])
                     except OSError as exc:
                         self.ctl.send(json.dumps({"ok": False, "error": str(exc)}).encode())
+                    finally:
+                        os.close(fds[0])
                 elif request["op"] == "kill":
                     record = self.kill(int(request["pid"]))
                     self.sessions.pop(int(request["pid"]), None)
