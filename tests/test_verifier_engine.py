@@ -128,3 +128,25 @@ def test_unavailable_namespaces_raise_a_clear_error(monkeypatch):
     monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
     with pytest.raises(SandboxUnavailable, match="needs root"):
         Verifier(backend="local")
+
+
+def test_no_tests_is_not_a_pass(verifier):
+    import dataclasses
+
+    fx = dataclasses.replace(function_fixture(), hidden_tests={"test_hidden.py": "from solution import double\n"})
+    verdict = verifier.verify(Candidate({"solution.py": GOOD}), fx)
+    assert verdict.outcome == "fail"
+    assert verdict.trials[0].reason in ("no test ran", "pytest exit code 5")
+
+
+def test_test_order_is_shuffled_per_trial(verifier):
+    """Six tests pass only if run in file order; a seeded shuffle makes that (almost) never happen."""
+    import dataclasses
+
+    hidden = "from solution import note\n" + "".join(
+        f"\ndef test_{k}():\n    assert note({k}) == list(range({k + 1}))\n" for k in range(6))
+    fx = dataclasses.replace(function_fixture(), hidden_tests={"test_hidden.py": hidden})
+    body = "_seen = []\ndef note(k):\n    _seen.append(k)\n    return list(_seen)\n"
+    verdicts = [verifier.verify(candidate(body), fx) for _ in range(3)]
+    assert [v.outcome for v in verdicts] == ["fail"] * 3
+    assert len({v.trials[0].seed for v in verdicts}) == 3
