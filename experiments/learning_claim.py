@@ -4,7 +4,10 @@ Runs the ``cpu`` preset (warm start, GRPO, evaluation by the isolated verifier) 
 prints, per seed, pass@1 before and after with 95 % confidence intervals over held-out tasks, the gain and
 the wall time, then the mean gain. Results also go to ``<out>/learning_claim.json``.
 
-    .venv/bin/python experiments/learning_claim.py [--preset cpu] [--seeds 0 1 2]
+    .venv/bin/python experiments/learning_claim.py [--preset cpu] [--seeds 0 1 2] [--jobs 3]
+
+``--jobs N`` runs N seeds at once in separate processes, one torch thread each (each run's wall time then
+includes waiting for the others' share of the cores).
 """
 
 from __future__ import annotations
@@ -16,26 +19,45 @@ import statistics
 import sys
 
 
+def run_seed(preset: str, seed: int, out_dir: str, threads: int | None) -> dict:
+    """One full run (warm start, GRPO, evaluation) for one seed; returns its summary row."""
+    import shutil
+
+    import torch
+
+    from rlvr_lab.train import TrainConfig, train
+
+    if threads:
+        torch.set_num_threads(threads)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    result = train(TrainConfig.preset(preset, seed=seed, out_dir=out_dir, progress=False))
+    print(f"seed {seed}: {result.before['pass1']:.3f} -> {result.after['pass1']:.3f} "
+          f"({result.gain:+.3f}) in {result.wall_s:.0f} s", flush=True)
+    return {"seed": seed, "before": result.before, "after": result.after, "gain": result.gain,
+            "wall_s": result.wall_s, "timing": result.timing}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="cpu", choices=["ci", "cpu", "gpu"])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--out", default="runs/learning_claim")
+    parser.add_argument("--jobs", type=int, default=1, help="seeds run at once (separate processes)")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
 
-    import shutil
+    dirs = {seed: os.path.join(args.out, f"seed{seed}") for seed in args.seeds}
+    if args.jobs == 1:
+        rows = [run_seed(args.preset, seed, dirs[seed], None) for seed in args.seeds]
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
-    from rlvr_lab.train import TrainConfig, train
-
-    rows = []
-    for seed in args.seeds:
-        out_dir = os.path.join(args.out, f"seed{seed}")
-        shutil.rmtree(out_dir, ignore_errors=True)
-        result = train(TrainConfig.preset(args.preset, seed=seed, out_dir=out_dir, progress=False))
-        rows.append({"seed": seed, "before": result.before, "after": result.after, "gain": result.gain,
-                     "wall_s": result.wall_s, "timing": result.timing})
-        print(f"seed {seed}: {result.before['pass1']:.3f} -> {result.after['pass1']:.3f} "
-              f"({result.gain:+.3f}) in {result.wall_s:.0f} s", flush=True)
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=args.jobs, mp_context=ctx) as ex:
+            futures = [ex.submit(run_seed, args.preset, seed, dirs[seed], 1) for seed in args.seeds]
+            rows = [f.result() for f in futures]
     print(f"\npreset {args.preset}: held-out pass@1 (95% CI over tasks), isolated verifier")
     print(f"{'seed':>4}  {'warm start':<22} {'after GRPO':<22} {'gain':>7} {'wall s':>7}")
     for r in rows:

@@ -91,3 +91,17 @@ def test_bad_sampling_config_names_the_argument():
         SamplingConfig(max_new_tokens=0)
     with pytest.raises(ValueError, match="size"):
         build_model(train_tokenizer(["ab"] * 3, 270), "huge")
+
+
+def test_train_loads_a_locally_saved_model_through_the_model_option(tok_model, tmp_path):
+    import torch as _torch
+
+    from rlvr_lab.train import TrainConfig
+    from rlvr_lab.train.grpo_loop import build_policy
+
+    tok, model, suite = tok_model
+    save_policy(model, tok, str(tmp_path / "my-model"))
+    config = TrainConfig.preset("ci", model=str(tmp_path / "my-model"))
+    loaded, tok2 = build_policy(config, suite, _torch.device("cpu"))
+    assert len(tok2) == len(tok)
+    assert all(_torch.equal(a, b) for a, b in zip(loaded.state_dict().values(), model.state_dict().values()))

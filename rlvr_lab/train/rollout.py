@@ -92,8 +92,9 @@ def tokenizer_digest(tokenizer) -> str:
 
 
 def prompt_ids(tokenizer, text: str) -> list[int]:
-    """``<bos>`` + the tokens of ``text`` (the exact delivered prefix of a first call)."""
-    return [tokenizer.bos_token_id] + tokenizer(text, add_special_tokens=False)["input_ids"]
+    """``<bos>`` (when the tokenizer has one) + the tokens of ``text``: the exact prefix of a first call."""
+    bos = [] if tokenizer.bos_token_id is None else [tokenizer.bos_token_id]
+    return bos + tokenizer(text, add_special_tokens=False)["input_ids"]
 
 
 def completion_text(tokenizer, ids: list[int]) -> str:

@@ -29,7 +29,9 @@ def demonstration(tokenizer, task: CodeTask) -> tuple[list[int], list[int]]:
     """
     if not task.solution:
         raise ValueError(f"task {task.task_id!r} has no demonstration (solution is empty)")
-    prompt = [tokenizer.bos_token_id] + tokenizer(task.prompt, add_special_tokens=False)["input_ids"]
+    from rlvr_lab.train.rollout import prompt_ids
+
+    prompt = prompt_ids(tokenizer, task.prompt)
     body = tokenizer(task.solution, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
     return prompt + body, [0] * len(prompt) + [1] * len(body)
 

@@ -59,7 +59,8 @@ def train_trl(config: TrainConfig, pool=None):
         train_tasks = split_tasks(suite, "train", config.families)
         by_id = {t.task_id: t for t in suite}
         grader = Grader(pool, cache=config.verdict_cache, timeout_s=config.verify_timeout_s)
-        data = Dataset.from_list([{"prompt": tok.bos_token + t.prompt, "task_id": t.task_id} for t in train_tasks])
+        bos = tok.bos_token or ""
+        data = Dataset.from_list([{"prompt": bos + t.prompt, "task_id": t.task_id} for t in train_tasks])
         rollouts_per_step = config.tasks_per_step * config.group_size
         args = GRPOConfig(
             output_dir=os.path.join(config.out_dir, "trl"), seed=config.seed, use_cpu=device.type == "cpu",
