@@ -13,7 +13,9 @@ import pytest
 
 from rlvr_lab.verifier.cli import format_verdict, read_candidate, wilson
 from rlvr_lab.verifier.schema import TrialResult, Verdict
-from verifier_helpers import GOOD, function_fixture
+from verifier_helpers import GOOD, function_fixture, needs_local_sandbox
+
+pytestmark = needs_local_sandbox
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pool_repair_01"
 needs_pool_fixture = pytest.mark.skipif(not (FIXTURES / "manifest.json").is_file(),

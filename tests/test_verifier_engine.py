@@ -6,7 +6,9 @@ import pytest
 
 from rlvr_lab.verifier import Candidate, Verifier
 from rlvr_lab.verifier.workspace import admission_error, apply, capture
-from verifier_helpers import GOOD, function_fixture, candidate
+from verifier_helpers import GOOD, function_fixture, candidate, needs_local_sandbox
+
+pytestmark = needs_local_sandbox
 
 
 @pytest.fixture(scope="module")

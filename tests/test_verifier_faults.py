@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from rlvr_lab.verifier import Verifier
-from verifier_helpers import candidate, children, function_fixture, uid_processes
+from verifier_helpers import candidate, children, function_fixture, uid_processes, needs_local_sandbox
+
+pytestmark = needs_local_sandbox
 
 SLOW = "import time\n_real = double\ndef double(x):\n    time.sleep(0.8)\n    return _real(x)\n"
 

@@ -9,7 +9,9 @@ import pytest
 
 from rlvr_lab.verifier import Candidate, VerifierPool
 from rlvr_lab.verifier.pool import PoolClosed, PoolFull
-from verifier_helpers import GOOD, candidate, function_fixture
+from verifier_helpers import GOOD, candidate, function_fixture, needs_local_sandbox
+
+pytestmark = needs_local_sandbox
 
 SLOW = "import time\n_real = double\ndef double(x):\n    time.sleep(0.3)\n    return _real(x)\n"
 

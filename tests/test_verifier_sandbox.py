@@ -19,7 +19,9 @@ import pytest
 
 from rlvr_lab.verifier import Verifier
 from rlvr_lab.verifier.schema import Limits
-from verifier_helpers import HIDDEN, candidate, function_fixture, uid_processes
+from verifier_helpers import HIDDEN, candidate, function_fixture, uid_processes, needs_local_sandbox
+
+pytestmark = needs_local_sandbox
 
 TOKEN = uuid.uuid4().hex[:12]
 ESCAPES = [f"/tmp/rlvr-escape-{TOKEN}", f"/var/tmp/rlvr-escape-{TOKEN}", f"/dev/shm/rlvr-escape-{TOKEN}",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from rlvr_lab.verifier.schema import Candidate, Fixture, Limits
 
 HIDDEN = """\
@@ -112,3 +114,19 @@ def children(pid: int) -> list[int]:
     except OSError:
         pass
     return out
+
+
+def _local_backend_problem() -> str | None:
+    from rlvr_lab.verifier.backend import SandboxUnavailable
+    from rlvr_lab.verifier.sandbox import check_available
+
+    try:
+        check_available()
+    except SandboxUnavailable as exc:
+        return str(exc)
+    return None
+
+
+#: Skip marker for tests that need the local namespace sandbox, with the reason it is unavailable.
+_PROBLEM = _local_backend_problem()
+needs_local_sandbox = pytest.mark.skipif(_PROBLEM is not None, reason=f"local sandbox unavailable: {_PROBLEM}")
