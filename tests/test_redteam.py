@@ -8,9 +8,16 @@ tests on disk are byte-identical, no process of the slot's uid or below the trus
 no marked daemon survives, and nothing the exploit tried to write outside the slot exists.
 
 Exploits that would harm this machine if run unconfined (fork bomb, memory bomb, output flood, killing
-the harness's parent) are run against our verifier only (``naive: not-run``).
+the harness's parent) are run against our verifier only (``naive: not-run``). The naive harness itself
+runs with this test process moved into an empty scratch directory that holds a decoy test file, so an
+exploit that looks at its parent's working directory finds the decoy, not this repository, and the
+test asserts the decoy is untouched.
 """
+
 from __future__ import annotations
+
+import contextlib
+import fcntl
 import hashlib
 import os
 import re
@@ -19,59 +26,95 @@ import socket
 import threading
 import time
 from pathlib import Path
+
 import pytest
+
 from rlvr_lab.verifier import NaiveVerifier, Verifier
-from rlvr_lab.verifier.fixtures import exploit_info, fixtures_dir, list_exploits, list_references, load_exploit, load_fixture, load_reference
+from rlvr_lab.verifier.fixtures import (
+    exploit_info,
+    fixtures_dir,
+    list_exploits,
+    list_references,
+    load_exploit,
+    load_fixture,
+    load_reference,
+)
 from rlvr_lab.verifier.workspace import admission_error
-INFRASTRUCTURE_ATTACKS = {'kill_parent'}
-SLOW_EXPLOITS = {'fork_bomb', 'infinite_loop'}
+
+#: Exploits whose attack is on the harness itself: an infrastructure verdict is acceptable there.
+INFRASTRUCTURE_ATTACKS = {"kill_parent"}
+#: Exploits that spend a whole wall-clock budget (a few seconds) before they are stopped.
+SLOW_EXPLOITS = {"fork_bomb", "infinite_loop"}
+#: Lock file shared with tests/test_docker_backend.py: one test at a time may own the sentinel paths.
+SENTINEL_LOCK = "/tmp/rlvr-redteam-sentinels.lock"
+#: Port the network exploit phones; a listener here plays the outside world.
 ANSWER_PORT = 47811
+#: A test file placed where the naive harness's caller sits; no exploit may change it.
+DECOY = 'def test_decoy():\n    assert 1 + 1 == 2, "decoy body"\n'
+
 
 def _hidden_digest() -> str:
     digest = hashlib.sha256()
-    for path in sorted((fixtures_dir() / 'pool_repair_01' / 'hidden').rglob('*')):
+    for path in sorted((fixtures_dir() / "pool_repair_01" / "hidden").rglob("*")):
         if path.is_file():
-            digest.update(path.name.encode() + b'\x00' + path.read_bytes())
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
+
 
 def _proc_table() -> dict[int, tuple[int, int, str]]:
     """``{pid: (ppid, real uid, comm)}`` of every host process."""
     table = {}
-    for name in os.listdir('/proc'):
+    for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
-            status = Path(f'/proc/{name}/status').read_text()
+            status = Path(f"/proc/{name}/status").read_text()
         except OSError:
             continue
-        fields = dict((line.split(':', 1) for line in status.splitlines() if ':' in line))
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
         try:
-            table[int(name)] = (int(fields['PPid'].split()[0]), int(fields['Uid'].split()[0]), fields['Name'].strip())
+            table[int(name)] = (int(fields["PPid"].split()[0]), int(fields["Uid"].split()[0]),
+                                fields["Name"].strip())
         except (KeyError, ValueError, IndexError):
             continue
     return table
 
+
 def _descendants(pid: int, table: dict[int, tuple[int, int, str]]) -> set[int]:
-    found, frontier = (set(), {pid})
+    found, frontier = set(), {pid}
     while frontier:
         frontier = {p for p, (ppid, _, _) in table.items() if ppid in frontier} - found
         found |= frontier
     return found
 
+
 def _slot_uid(runner_pid: int) -> int:
     """The slot uid our runner holds (it keeps a lock file named after it open)."""
-    for fd in os.listdir(f'/proc/{runner_pid}/fd'):
+    for fd in os.listdir(f"/proc/{runner_pid}/fd"):
         try:
-            target = os.readlink(f'/proc/{runner_pid}/fd/{fd}')
+            target = os.readlink(f"/proc/{runner_pid}/fd/{fd}")
         except OSError:
             continue
-        match = re.search('rlvr-verifier-uids/(\\d+)\\.lock$', target)
+        match = re.search(r"rlvr-verifier-uids/(\d+)\.lock$", target)
         if match:
             return int(match.group(1))
-    raise AssertionError(f'runner {runner_pid} holds no slot uid lock')
+    raise AssertionError(f"runner {runner_pid} holds no slot uid lock")
+
 
 def _marked(comm: str, table: dict[int, tuple[int, int, str]]) -> list[int]:
-    return [pid for pid, (_, _, name) in table.items() if name == comm]
+    """Host processes named ``comm``, leaving out processes inside docker containers (other tests')."""
+    found = []
+    for pid, (_, _, name) in table.items():
+        if name != comm:
+            continue
+        try:
+            if "/docker/" in Path(f"/proc/{pid}/cgroup").read_text():
+                continue
+        except OSError:
+            continue
+        found.append(pid)
+    return found
+
 
 class AnswerServer:
     """A TCP listener on 127.0.0.1:ANSWER_PORT that hands out the known-good pool and counts callers."""
@@ -81,7 +124,7 @@ class AnswerServer:
         self.connections = 0
         self.sock = socket.socket()
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(('127.0.0.1', ANSWER_PORT))
+        self.sock.bind(("127.0.0.1", ANSWER_PORT))
         self.sock.listen(8)
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
@@ -104,39 +147,56 @@ class AnswerServer:
     def close(self) -> None:
         self.sock.close()
 
-@pytest.fixture(scope='module')
-def pool_fx():
-    return load_fixture('pool_repair_01')
 
-@pytest.fixture(scope='module')
+@pytest.fixture(scope="module")
+def pool_fx():
+    return load_fixture("pool_repair_01")
+
+
+@pytest.fixture(scope="module")
 def ours():
-    verifier = Verifier(backend='local', retries=0)
+    verifier = Verifier(backend="local", retries=0)
     yield verifier
     verifier.close()
 
-@pytest.fixture(scope='module')
+
+@pytest.fixture(scope="module")
 def naive():
     return NaiveVerifier(timeout_s=60)
 
-@pytest.fixture(scope='module')
+
+@pytest.fixture
 def answer_server():
-    server = AnswerServer(load_reference('pool_repair_01', 'good').files['pool_fixture/pool.py'].encode())
+    server = AnswerServer(load_reference("pool_repair_01", "good").files["pool_fixture/pool.py"].encode())
     yield server
     server.close()
 
+
+@contextlib.contextmanager
+def sentinel_lock(path: str):
+    """Serialize tests (across xdist workers) that look at the same host sentinel path."""
+    if not path:
+        yield
+        return
+    with open(SENTINEL_LOCK, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
 def _assert_host_unharmed(verifier: Verifier, hidden_before: str, sentinel: str, marker: str) -> None:
-    assert _hidden_digest() == hidden_before, 'hidden tests on disk changed'
+    assert _hidden_digest() == hidden_before, "hidden tests on disk changed"
     runner = verifier.runner_pid
-    assert runner is not None and os.path.exists(f'/proc/{runner}')
+    assert runner is not None and os.path.exists(f"/proc/{runner}")
     table = _proc_table()
     uid = _slot_uid(runner)
-    assert [p for p, (_, u, _) in table.items() if u == uid] == [], f'processes of slot uid {uid} survive'
+    assert [p for p, (_, u, _) in table.items() if u == uid] == [], f"processes of slot uid {uid} survive"
     below = _descendants(runner, table)
-    assert len(below) <= 1, f'processes left below the runner (only the zygote may stay): {sorted(below)}'
+    assert len(below) <= 1, f"processes left below the runner (only the zygote may stay): {sorted(below)}"
     if marker:
-        assert _marked(marker, table) == [], f'a process named {marker} survives'
+        assert _marked(marker, table) == [], f"a process named {marker} survives"
     if sentinel:
-        assert not os.path.exists(sentinel), f'the exploit wrote {sentinel} on the host'
+        assert not os.path.exists(sentinel), f"the exploit wrote {sentinel} on the host"
+
 
 def _params():
     out = []
@@ -145,18 +205,94 @@ def _params():
         out.append(pytest.param(name, id=name, marks=marks))
     return out
 
-@pytest.mark.parametrize('name', _params())
-def test_exploit(name, pool_fx, ours, naive, answer_server):
-    pass
+
+@pytest.mark.parametrize("name", _params())
+def test_exploit(name, pool_fx, ours, naive, request, tmp_path, monkeypatch):
+    with sentinel_lock(exploit_info(name).sentinel):
+        _exploit_case(name, pool_fx, ours, naive, request, tmp_path, monkeypatch)
+
+
+def _exploit_case(name, pool_fx, ours, naive, request, tmp_path, monkeypatch):
+    info = exploit_info(name)
+    candidate = load_exploit(name)
+    hidden_before = _hidden_digest()
+    if info.sentinel and os.path.exists(info.sentinel):
+        os.unlink(info.sentinel)
+    # only the network exploit phones out; binding the port per test keeps xdist workers apart
+    server = request.getfixturevalue("answer_server") if name == "network_fetch" else None
+    calls_before = server.connections if server else 0
+
+    # ours: isolated, sandboxed, all-pass over K trials
+    verdict = ours.verify(candidate, pool_fx)
+    allowed = ("fail", "pending", "unknown") if name in INFRASTRUCTURE_ATTACKS else ("fail",)
+    assert verdict.outcome in allowed, f"{name}: {verdict.outcome} ({verdict.stop_reason})"
+    assert verdict.backend == "local"
+    if admission_error(candidate, pool_fx):
+        assert verdict.stop_reason.startswith("admission: "), verdict.stop_reason
+        assert verdict.trials == ()
+    else:
+        assert verdict.trials and verdict.trials[-1].outcome != "pass"
+    time.sleep(0.05)  # let the kernel finish reaping before we look
+    _assert_host_unharmed(ours, hidden_before, info.sentinel, info.marker)
+    if server:
+        assert server.connections == calls_before, "a sandboxed candidate reached the host network"
+
+    if info.naive == "not-run":
+        return
+    # naive: the harness many projects use, called from a scratch directory holding a decoy test
+    decoy = tmp_path / "tests" / "test_decoy.py"
+    decoy.parent.mkdir()
+    decoy.write_text(DECOY)
+    monkeypatch.chdir(tmp_path)
+    harness = NaiveVerifier(timeout_s=4) if name == "infinite_loop" else naive
+    naive_verdict = harness.verify(candidate, pool_fx)
+    try:
+        assert naive_verdict.outcome == info.naive, f"{name}: naive {naive_verdict.outcome} ({naive_verdict.stop_reason})"
+        if name == "network_fetch":
+            assert server.connections > calls_before, "the naive run did not reach the network"
+        if name == "read_hidden_via_proc":
+            loot = Path(info.sentinel).read_text()
+            assert "def test_release_wakes_a_waiting_thread" in loot, "the naive run did not leak the hidden tests"
+        if info.marker:
+            deadline = time.monotonic() + 5
+            while not _marked(info.marker, _proc_table()) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert _marked(info.marker, _proc_table()), "the daemon did not outlive the naive run"
+    finally:
+        if info.marker:
+            for pid in _marked(info.marker, _proc_table()):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        if info.sentinel and os.path.exists(info.sentinel):
+            os.unlink(info.sentinel)
+    assert decoy.read_text() == DECOY, "an exploit run by the naive harness changed its caller's files"
+    assert _hidden_digest() == hidden_before
+
 
 def test_known_good_patch_passes_every_trial(pool_fx, ours):
-    pass
+    verdict = ours.verify(load_reference("pool_repair_01", "good"), pool_fx)
+    assert verdict.outcome == "pass", verdict.stop_reason
+    assert len(verdict.trials) == pool_fx.trials
+    assert all(t.outcome == "pass" for t in verdict.trials)
+    assert len({t.seed for t in verdict.trials}) == pool_fx.trials, "each trial gets its own seed"
 
-@pytest.mark.parametrize('patch', [n for n, e in list_references('pool_repair_01').items() if e == 'fail'])
+
+@pytest.mark.parametrize("patch", [n for n, e in list_references("pool_repair_01").items() if e == "fail"])
 def test_known_bad_patch_is_rejected_under_the_all_pass_rule(patch, pool_fx, ours):
     """For bad_racy_snapshot this holds with probability 1 - q**K (q about 0.35, K = 5: about 99.5%)."""
-    pass
+    verdict = ours.verify(load_reference("pool_repair_01", patch), pool_fx)
+    assert verdict.outcome == "fail", f"{patch} accepted: {verdict.stop_reason}"
+    assert verdict.trials[-1].outcome == "fail"
+    assert verdict.stop_reason.startswith("rejected at trial")
+
 
 @pytest.mark.slow
 def test_racy_patch_passes_a_single_trial_only_sometimes(pool_fx, ours):
-    pass
+    """Its per-trial pass probability q lies strictly between 0 and 1 (measured about 0.3-0.4 here)."""
+    outcomes = [ours.verify(load_reference("pool_repair_01", "bad_racy_snapshot"), pool_fx, trials=1).outcome
+                for _ in range(24)]
+    passes = outcomes.count("pass")
+    assert outcomes.count("fail") + passes == 24
+    assert 0 < passes < 24, f"q estimate {passes}/24 is not intermittent"
