@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import time
 from pathlib import Path
@@ -140,6 +141,16 @@ def _hidden_digest() -> bytes:
 @pytest.mark.parametrize("name", DOCKER_EXPLOITS)
 def test_exploit_rejected_on_docker(name, ours, engine):
     info = exploit_info(name)
+    if not info.sentinel:
+        _docker_case(info, ours, engine)
+        return
+    with open("/tmp/rlvr-redteam-sentinels.lock", "w") as handle:  # shared with tests/test_redteam.py
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        _docker_case(info, ours, engine)
+
+
+def _docker_case(info, ours, engine):
+    name = info.name
     fx = load_fixture("pool_repair_01")
     before = _hidden_digest()
     if info.sentinel and os.path.exists(info.sentinel):
@@ -151,11 +162,11 @@ def test_exploit_rejected_on_docker(name, ours, engine):
     assert _sandbox_containers(engine, ours.slot_dir) == [], "a sandbox container outlived its trial"
     if info.sentinel:
         assert not os.path.exists(info.sentinel)
-    if info.marker:
-        comms = []
+    if info.marker:  # no container process of that name survives (host processes are other tests' business)
         for pid in filter(str.isdigit, os.listdir("/proc")):
             try:
-                comms.append(Path(f"/proc/{pid}/comm").read_text().strip())
+                comm = Path(f"/proc/{pid}/comm").read_text().strip()
+                in_container = "/docker/" in Path(f"/proc/{pid}/cgroup").read_text()
             except OSError:
-                pass
-        assert info.marker not in comms
+                continue
+            assert not (comm == info.marker and in_container), f"{info.marker} survives as pid {pid}"
