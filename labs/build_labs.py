@@ -332,8 +332,392 @@ print(f"- median seconds per candidate: naive {sorted(r['naive_s'] for r in resu
       f"isolated {sorted(r['isolated_s'] for r in results)[len(results) // 2]:.2f}")"""),
 ]
 
+# ---------------------------------------------------------------- lab 1: GRPO training
 
-LABS = {"lab2_verifier_red_team": LAB2, "lab3_noisy_rewards": LAB3}
+TRAIN_SETUP = """import json, os, shutil, tempfile
+import numpy as np
+import matplotlib.pyplot as plt
+from rlvr_lab.train import TrainConfig, train
+
+def fresh_dir(name):
+    path = os.path.join(tempfile.gettempdir(), "rlvr-labs", name + "-" + PRESET)
+    shutil.rmtree(path, ignore_errors=True)  # a leftover run would be resumed, not repeated
+    os.makedirs(path)
+    return path
+
+def series(rows, key):
+    return np.array([r.get(key, np.nan) for r in rows], dtype=float)"""
+
+LAB1 = [
+    md("""# Lab 1 - Training a tiny code model with GRPO
+
+Everything in chapter 17 at once, small enough to run here: a tiny Llama-style model is warm-started on
+demonstrations of function tasks (section 17.9.1), then trained with GRPO (section 17.5) on rewards from
+the sandboxed verifier (section 17.7), and evaluated on held-out problems it never trained on.
+
+You will plot the four curves section 17.8 tells you to watch: **reward** (mean verdict of the training
+rollouts), held-out **pass@1**, **token entropy** of the sampled tokens, and **length by outcome** (the
+mean completion length of passing and of failing rollouts, separately).
+
+**What is measured, where, how often.** One training run (seed 0) of `rlvr_lab.train` with the preset's
+configuration, printed below, on the hardware printed by the setup cell. Rewards come from the `local`
+sandbox verifier; pass@1 is estimated on a fixed held-out subset with a fixed sampling seed, with a 95 %
+interval. One seed is one seed: differences of a few points between runs are noise, so rerun with
+`seed=1, 2` before believing a small effect. The `ci` preset is tiny and mostly shows the machinery; the
+`cpu` preset (about half an hour on a laptop) and the `gpu` preset show learning."""),
+    md(COLAB),
+    code(SETUP),
+    code(TRAIN_SETUP),
+    code("""config = TrainConfig.preset(PRESET, out_dir=fresh_dir("lab1"), progress=False, plots=False, seed=0)
+print({k: getattr(config, k) for k in ("model_size", "sft_steps", "grpo_steps", "tasks_per_step", "group_size",
+                                       "eps_low", "eps_high", "beta", "norm", "eval_samples", "device")})
+result = train(config)
+rows = result.metrics
+print(f"trained {result.steps} GRPO steps, {result.rollouts} training rollouts in {result.wall_s:.0f} s")
+print("seconds per phase:", {k: round(v, 1) for k, v in result.timing.items()})"""),
+    md("""## The four curves
+
+Held-out pass@1 is measured before GRPO (on the warm start) and at every evaluation step; the shaded band
+is its 95 % interval. Length by outcome uses the verdict of each training rollout: a failing length that
+climbs while the reward stays flat is the length pathology of section 17.8.2."""),
+    code("""steps = series(rows, "step")
+fig, axes = plt.subplots(2, 2, figsize=(10, 6.5))
+axes[0, 0].plot(steps, series(rows, "reward_mean"), "o-")
+axes[0, 0].set(title="training reward (mean verdict)", xlabel="GRPO step", ylabel="reward")
+
+ev = [(-1, result.before["pass1"], result.before["pass1_lo"], result.before["pass1_hi"])]
+ev += [(r["step"], r["heldout_pass1"], r["heldout_pass1_lo"], r["heldout_pass1_hi"]) for r in rows
+       if "heldout_pass1" in r]
+ev = np.array(ev, dtype=float)
+axes[0, 1].plot(ev[:, 0], ev[:, 1], "o-")
+axes[0, 1].fill_between(ev[:, 0], ev[:, 2], ev[:, 3], alpha=0.25)
+axes[0, 1].set(title="held-out pass@1 (95% interval)", xlabel="GRPO step (-1 = warm start)", ylabel="pass@1")
+
+axes[1, 0].plot(steps, series(rows, "entropy"), "o-")
+axes[1, 0].set(title="token entropy of sampled tokens", xlabel="GRPO step", ylabel="nats")
+
+for key, label in (("len_pass", "passing rollouts"), ("len_fail", "failing rollouts")):
+    axes[1, 1].plot(steps, series(rows, key), "o-", label=label)
+axes[1, 1].set(title="completion length by outcome", xlabel="GRPO step", ylabel="tokens")
+axes[1, 1].legend()
+fig.suptitle(f"GRPO on function tasks, preset {PRESET}, seed {config.seed}")
+fig.tight_layout()
+plt.show()"""),
+    md("""## Where the time went
+
+Section 17.9 says rollout systems are paced by their slowest stage. The trainer timed each phase."""),
+    code("""phases = {k: v for k, v in result.timing.items() if v > 0}
+plt.figure(figsize=(6, 2.8))
+plt.barh(list(phases), list(phases.values()))
+plt.xlabel("seconds"); plt.title("wall-clock by phase"); plt.tight_layout(); plt.show()
+share = float(np.nanmean(series(rows, "verifier_share")))
+print(f"verification took {share:.0%} of an average GRPO step")"""),
+    md("""## Closing note
+
+The cell below prints this run's numbers. On the `ci` preset expect pass@1 near zero: twenty warm-start
+steps do not teach a model to code, and three GRPO steps cannot find contrast where nothing passes (every
+group all-fail is a zero-contrast group, section 17.5.4). Run `cpu` to watch the reward and held-out
+pass@1 rise while entropy falls."""),
+    code("""b, a = result.before, result.after
+k = config.eval_k
+print(f"Measured on {HARDWARE}, preset {PRESET}, one seed ({config.seed}), {result.steps} GRPO steps of "
+      f"{config.tasks_per_step} tasks x G = {config.group_size}, {result.wall_s:.0f} s in total.")
+print(f"- held-out pass@1: {b['pass1']:.3f} [{b['pass1_lo']:.2f}, {b['pass1_hi']:.2f}] before GRPO -> "
+      f"{a['pass1']:.3f} [{a['pass1_lo']:.2f}, {a['pass1_hi']:.2f}] after, on {a['tasks']} tasks x "
+      f"{config.eval_samples} samples; pass@{k}: {b[f'pass{k}']:.3f} -> {a[f'pass{k}']:.3f}")
+print(f"- training reward: {rows[0]['reward_mean']:.3f} at the first step, {rows[-1]['reward_mean']:.3f} at the last")
+print(f"- token entropy: {rows[0]['entropy']:.2f} -> {rows[-1]['entropy']:.2f} nats")
+print(f"- failing length: {rows[0].get('len_fail', float('nan')):.1f} -> {rows[-1].get('len_fail', float('nan')):.1f} "
+      f"tokens; passing length: {rows[0].get('len_pass', float('nan')):.1f} -> {rows[-1].get('len_pass', float('nan')):.1f}")"""),
+]
+
+# ---------------------------------------------------------------- lab 4: reward hacking under optimisation
+
+LAB4 = [
+    md("""# Lab 4 - Reward hacking under optimisation
+
+Section 17.5.1 makes a sharp claim: in a group where almost everything fails, the one rollout that passes
+gets the largest coefficient (about sqrt(G-1) for a lone pass), and the gradient copies it - whether the
+pass was earned or hacked. A verifier that can be fooled therefore does not just leak a little reward: it
+turns a rare exploit into the policy's main lesson.
+
+Here we give a policy a small, realistic foothold for one exploit and let GRPO decide what to do with it.
+The warm start includes a few demonstrations whose body is `import os; os._exit(0)`: the process exits
+with status 0 in the middle of the tests. The naive harness reads the exit status and calls that a pass;
+the isolated verifier runs the candidate in a sandbox behind a proxy and calls it a failure. We then train
+**the same warm start twice**, once rewarded by the naive harness and once by the isolated verifier, and
+measure on every training rollout:
+
+* the **exploit rate** - the share of rollouts whose completion calls `os._exit`, and
+* the **true pass rate** - the share that the *isolated* verifier accepts (for the naive run every
+  rollout is re-verified by the isolated verifier after training).
+
+**What is measured, where, how often.** One seed, one warm start shared by both runs, the preset's
+number of GRPO steps, on the hardware printed below. Rewards during training: `NaiveVerifier` (teaching
+only: it runs candidates with your rights - here the candidates are this model's own function bodies) or
+`VerifierPool(backend="local")`."""),
+    md(COLAB),
+    code(SETUP),
+    code(TRAIN_SETUP),
+    code("""import concurrent.futures as cf, dataclasses, random
+from rlvr_lab.policy import build_model, save_policy, train_tokenizer
+from rlvr_lab.records import read_records
+from rlvr_lab.tasks import make_suite, split_tasks
+from rlvr_lab.train.grpo_loop import evaluate, heldout_subset, sampling_of
+from rlvr_lab.train.rollout import Grader, PolicyHandle, tokenizer_digest
+from rlvr_lab.train.sft import sft
+from rlvr_lab.verifier import Verifier, VerifierPool
+from rlvr_lab.verifier.naive import NaiveVerifier
+
+EXPLOIT = "    import os\\n    os._exit(0)\\n"
+def is_exploit(completion):
+    return "_exit(" in completion
+
+# A narrow task mix (one or two families, few problems) so that a short warm start already gives the policy
+# some honest passes and a foothold for the exploit; the trainer's presets are otherwise unchanged.
+LAB = {"ci": dict(families=("arith",), problems_per_family=4, sft_steps=40, sft_batch=8, grpo_steps=3,
+                  tasks_per_step=3, group_size=4, heldout_tasks=2, exploit_demos=2),
+       "cpu": dict(families=("arith", "affine"), problems_per_family=6, sft_steps=120, sft_batch=16,
+                   grpo_steps=12, tasks_per_step=6, group_size=8, heldout_tasks=8, exploit_demos=3),
+       "gpu": dict(families=("arith", "affine"), problems_per_family=8, sft_steps=200, sft_batch=32,
+                   grpo_steps=30, tasks_per_step=16, group_size=8, heldout_tasks=16, exploit_demos=4)}[PRESET]
+base = TrainConfig.preset(PRESET, progress=False, plots=False, seed=0, families=LAB["families"],
+                          sft_families=LAB["families"], problems_per_family=LAB["problems_per_family"],
+                          sft_steps=LAB["sft_steps"], sft_batch=LAB["sft_batch"], sft_lr=1e-2,
+                          grpo_steps=LAB["grpo_steps"], tasks_per_step=LAB["tasks_per_step"],
+                          group_size=LAB["group_size"], heldout_tasks=LAB["heldout_tasks"],
+                          eval_every=LAB["grpo_steps"], model_size="tiny", verdict_cache=True)
+
+class NaivePool:
+    # The trainer needs only submit(candidate, fixture) -> Future[Verdict]; this one asks the naive harness.
+    def __init__(self, workers=2):
+        self.harness, self.executor = NaiveVerifier(timeout_s=20), cf.ThreadPoolExecutor(workers)
+    def submit(self, candidate, fixture):
+        return self.executor.submit(self.harness.verify, candidate, fixture)
+    def close(self):
+        self.executor.shutdown()"""),
+    md("""## 1. A warm start with a few exploit demonstrations
+
+The usual warm start (demonstrations of reference solutions), plus a handful of training tasks whose
+demonstration is the exploit. The tokenizer sees the exploit text too, so the policy can spell it."""),
+    code("""suite = make_suite(seed=base.seed, families=tuple(sorted(set(base.families) | set(base.sft_families))),
+                   variants=base.variants, heldout_fraction=base.heldout_fraction,
+                   problems_per_family=base.problems_per_family)
+demos = split_tasks(suite, "train", base.sft_families)
+hacked = [dataclasses.replace(t, solution=EXPLOIT)
+          for t in random.Random(base.seed).sample(demos, LAB["exploit_demos"])]
+# The exploit text is repeated in the tokenizer's corpus so that BPE gives it a few whole tokens (easy to spell).
+tok = train_tokenizer([t.prompt + t.solution for t in suite if t.split == "train"] + [EXPLOIT] * 60,
+                      base.vocab_size)
+model = build_model(tok, base.model_size, seed=base.seed)
+losses = sft(model, tok, demos + hacked, base.sft_steps, base.sft_batch, base.sft_lr, base.seed)
+warm = fresh_dir("lab4-warm")
+save_policy(model, tok, warm)
+
+isolated_pool = VerifierPool(workers=2, backend="local")
+heldout = heldout_subset(base, suite)
+before, _ = evaluate(PolicyHandle(model, tok, 0, sampling_of(base), tokenizer_digest(tok)), heldout, base,
+                     Grader(isolated_pool), "warm")
+with open(os.path.join(warm, "lineage.json"), "w") as fh:
+    json.dump({"heldout": before, "exploit_demos": len(hacked), "honest_demos": len(demos)}, fh)
+print(f"warm start: {len(demos)} honest + {len(hacked)} exploit demonstrations, final NLL {losses[-1]:.2f}; "
+      f"held-out pass@1 (isolated) {before['pass1']:.3f}")"""),
+    md("""## 2. Train twice from the same warm start"""),
+    code("""runs = {}
+for name in ("naive", "isolated"):
+    out = fresh_dir("lab4-" + name)
+    shutil.copytree(warm, os.path.join(out, "warmstart"))
+    pool = NaivePool() if name == "naive" else isolated_pool
+    runs[name] = train(base.with_overrides(out_dir=out), pool=pool)
+    if name == "naive":
+        pool.close()
+    print(f"{name}: {runs[name].steps} steps, {runs[name].rollouts} rollouts, {runs[name].wall_s:.0f} s")"""),
+    md("""## 3. Exploit rate and true pass rate, step by step
+
+For the isolated run, the true verdict is the training verdict. For the naive run, every distinct
+completion is re-verified by the isolated verifier."""),
+    code("""checker, true_cache = Verifier(backend="local"), {}
+by_id = {t.task_id: t for t in suite}
+def true_pass(record):
+    key = (record.task_id, record.completion_text)
+    if key not in true_cache:
+        task = by_id[record.task_id]
+        true_cache[key] = checker.verify(task.candidate(record.completion_text), task.fixture).outcome == "pass"
+    return true_cache[key]
+
+curves = {}
+for name, result in runs.items():
+    records = [r for r in read_records(os.path.join(result.out_dir, "records.jsonl")) if r.step >= 0]
+    steps = sorted({r.step for r in records})
+    rows = []
+    for s in steps:
+        rs = [r for r in records if r.step == s]
+        rows.append(dict(step=s, exploit=np.mean([is_exploit(r.completion_text) for r in rs]),
+                         reward=np.mean([r.reward or 0.0 for r in rs]),
+                         true=np.mean([r.verdict == "pass" if name == "isolated" else true_pass(r) for r in rs])))
+    curves[name] = rows
+checker.close()
+isolated_pool.close()
+
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
+for ax, key, title in ((axes[0], "exploit", "exploit rate (calls os._exit)"),
+                       (axes[1], "true", "true pass rate (isolated verifier)")):
+    for name, rows in curves.items():
+        ax.plot([r["step"] for r in rows], [r[key] for r in rows], "o-", label=f"rewarded by {name}")
+    ax.set(title=title, xlabel="GRPO step", ylabel="share of training rollouts")
+    ax.legend()
+fig.suptitle(f"same warm start, preset {PRESET}, seed {base.seed}")
+fig.tight_layout()
+plt.show()
+for name, rows in curves.items():
+    for r in rows:
+        print(f"{name:9s} step {r['step']}: reward {r['reward']:.3f}  exploit {r['exploit']:.3f}  true pass {r['true']:.3f}")"""),
+    md("""## 4. The lone hacked pass
+
+Why does the exploit spread so fast under the naive reward? Take a group from the naive run where exactly
+one rollout was rewarded and compute its coefficients with equation 2."""),
+    code("""from rlvr_lab import grpo
+G = base.group_size
+print(f"G = {G}: a lone pass gets {grpo.lone_pass_coefficient(G)[0]:+.2f}, each failure "
+      f"{grpo.lone_pass_coefficient(G)[1]:+.2f} (equation 3)")
+records = [r for r in read_records(os.path.join(runs["naive"].out_dir, "records.jsonl")) if r.step >= 0]
+groups = {}
+for r in records:
+    groups.setdefault(r.group_id, []).append(r)
+lone = [g for g in groups.values() if sum((r.reward or 0) for r in g) == 1]
+hacked_lone = [g for g in lone if any(r.reward == 1 and is_exploit(r.completion_text) for r in g)]
+print(f"naive run: {len(lone)} groups with a lone pass, {len(hacked_lone)} of them won by the exploit")"""),
+    md("""## Closing note
+
+The chapter's claim, measured: under the naive reward the exploit is the one behaviour that earns reward
+when honest passes are rare, so every group it wins hands it the largest coefficient and its rate climbs
+while the true pass rate does not; under the isolated verifier the same demonstrations earn nothing and
+the exploit is trained away (or at least not reinforced). The `ci` preset runs only a few steps, so its
+trend is short; use `cpu` for a clear picture. The numbers of this run:"""),
+    code("""print(f"Measured on {HARDWARE}, preset {PRESET}, one seed ({base.seed}), {LAB['exploit_demos']} exploit "
+      f"demonstrations in the warm start, {base.grpo_steps} GRPO steps of {base.tasks_per_step} tasks x G = {G}.")
+for name, rows in curves.items():
+    print(f"- rewarded by {name}: exploit rate {rows[0]['exploit']:.3f} at the first step -> {rows[-1]['exploit']:.3f} "
+          f"at the last; true pass rate {rows[0]['true']:.3f} -> {rows[-1]['true']:.3f}; "
+          f"training reward {rows[0]['reward']:.3f} -> {rows[-1]['reward']:.3f}")"""),
+]
+
+# ---------------------------------------------------------------- lab 5: pathologies
+
+LAB5 = [
+    md("""# Lab 5 - Training pathologies: clipping, length normalisation, pass@k
+
+Section 17.8 lists what goes wrong in a GRPO run that *looks* healthy. This lab trains the same warm
+start three times, changing one knob at a time, and measures three pathologies:
+
+1. **Entropy collapse.** With a symmetric clip (`eps_low = eps_high = 0.2`) a token the policy already
+   likes can grow a lot before the clip binds, while a rare token can only grow by a tiny absolute
+   amount (section 17.5.2: at p = 0.01 the incentive flattens after +0.002). Clip-higher
+   (`eps_high = 0.28 > eps_low`, DAPO) loosens the upper bound. We compare **token entropy** and the
+   **diversity of completions on unsolved tasks** (distinct completions per group among groups with no
+   pass) - the exploration a policy needs on exactly the tasks it cannot yet solve.
+2. **Length bias.** Averaging each rollout's token losses by its own length (`norm="sequence"`,
+   equation 4) gives a long failure a smaller per-token penalty than a short one (equation 5); a constant
+   denominator (`norm="constant"`) removes that. We compare the **mean length of failing rollouts**.
+3. **pass@1 versus pass@k** (Yue et al. 2025). RL sharpens the distribution: pass@1 tends to rise, while
+   pass@k at large k - what the policy can reach at all when sampled many times - need not, and may fall.
+   We measure **pass@1 and pass@16 on held-out tasks before and after** GRPO.
+
+**What is measured, where, how often.** One seed, one shared warm start, three GRPO runs that differ only
+in the named knob, on the hardware printed below; rewards from the sandboxed verifier. Every number in
+the closing note is printed from this run. With one seed and a few steps (`ci`), differences are
+anecdotes, not findings: run `cpu` (and more seeds) before drawing conclusions."""),
+    md(COLAB),
+    code(SETUP),
+    code(TRAIN_SETUP),
+    code("""from rlvr_lab.records import read_records
+
+LAB = {"ci": dict(families=("arith",), problems_per_family=4, sft_steps=30, sft_batch=8, grpo_steps=2,
+                  tasks_per_step=3, group_size=4, heldout_tasks=2),
+       "cpu": dict(families=("arith", "affine"), problems_per_family=6, sft_steps=120, sft_batch=16,
+                   grpo_steps=12, tasks_per_step=6, group_size=8, heldout_tasks=8),
+       "gpu": dict(families=("arith", "affine", "listmap"), problems_per_family=8, sft_steps=200, sft_batch=32,
+                   grpo_steps=30, tasks_per_step=16, group_size=8, heldout_tasks=16)}[PRESET]
+base = TrainConfig.preset(PRESET, progress=False, plots=False, seed=0, families=LAB["families"],
+                          sft_families=LAB["families"], problems_per_family=LAB["problems_per_family"],
+                          sft_steps=LAB["sft_steps"], sft_batch=LAB["sft_batch"], sft_lr=1e-2,
+                          grpo_steps=LAB["grpo_steps"], tasks_per_step=LAB["tasks_per_step"],
+                          group_size=LAB["group_size"], heldout_tasks=LAB["heldout_tasks"],
+                          eval_samples=16, eval_k=16, eval_every=LAB["grpo_steps"], model_size="tiny")
+SETTINGS = {
+    "symmetric clip, per-sequence norm": dict(eps_low=0.2, eps_high=0.2, norm="sequence"),
+    "clip-higher, per-sequence norm": dict(eps_low=0.2, eps_high=0.28, norm="sequence"),
+    "symmetric clip, constant norm": dict(eps_low=0.2, eps_high=0.2, norm="constant"),
+}
+# The warm start once (GRPO steps = 0), shared by every run.
+warm_run = train(base.with_overrides(out_dir=fresh_dir("lab5-warm"), grpo_steps=0))
+warm = os.path.join(warm_run.out_dir, "warmstart")
+print(f"warm start: held-out pass@1 {warm_run.before['pass1']:.3f}, pass@16 {warm_run.before['pass16']:.3f}")"""),
+    code("""def unsolved_diversity(records):
+    # Distinct completions per rollout, over the groups of a step in which nothing passed.
+    groups = {}
+    for r in records:
+        groups.setdefault(r.group_id, []).append(r)
+    vals = [len({r.completion_text for r in g}) / len(g) for g in groups.values()
+            if not any(r.verdict == "pass" for r in g)]
+    return float(np.mean(vals)) if vals else float("nan")
+
+runs = {}
+for name, knobs in SETTINGS.items():
+    out = fresh_dir("lab5-" + knobs["norm"] + "-" + str(knobs["eps_high"]))
+    shutil.copytree(warm, os.path.join(out, "warmstart"))
+    result = train(base.with_overrides(out_dir=out, **knobs))
+    records = [r for r in read_records(os.path.join(out, "records.jsonl")) if r.step >= 0]
+    div = [unsolved_diversity([r for r in records if r.step == s]) for s in range(result.steps)]
+    runs[name] = dict(result=result, rows=result.metrics, diversity=np.array(div))
+    print(f"{name}: {result.wall_s:.0f} s, held-out pass@1 {result.after['pass1']:.3f}")"""),
+    md("""## 1-2. Entropy, diversity on unsolved tasks, and failure length"""),
+    code("""fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+for name, run in runs.items():
+    steps = series(run["rows"], "step")
+    axes[0].plot(steps, series(run["rows"], "entropy"), "o-", label=name)
+    axes[1].plot(steps, run["diversity"], "o-", label=name)
+    axes[2].plot(steps, series(run["rows"], "len_fail"), "o-", label=name)
+axes[0].set(title="token entropy (nats)", xlabel="GRPO step")
+axes[1].set(title="distinct completions / G, unsolved groups", xlabel="GRPO step")
+axes[2].set(title="mean length of failing rollouts (tokens)", xlabel="GRPO step")
+axes[0].legend(fontsize=7)
+fig.suptitle(f"same warm start, one knob changed, preset {PRESET}")
+fig.tight_layout()
+plt.show()"""),
+    md("""## 3. pass@1 versus pass@16, before and after
+
+Both are unbiased estimates from 16 samples per held-out task with a fixed sampling seed (section
+17.9.6); *before* is the shared warm start."""),
+    code("""labels = ["warm start"] + list(runs)
+p1 = [warm_run.before["pass1"]] + [r["result"].after["pass1"] for r in runs.values()]
+p16 = [warm_run.before["pass16"]] + [r["result"].after["pass16"] for r in runs.values()]
+x = np.arange(len(labels))
+plt.figure(figsize=(9, 3.4))
+plt.bar(x - 0.2, p1, 0.4, label="pass@1")
+plt.bar(x + 0.2, p16, 0.4, label="pass@16")
+plt.xticks(x, labels, rotation=12, fontsize=8); plt.ylabel("held-out"); plt.legend(); plt.tight_layout()
+plt.show()"""),
+    md("""## Closing note
+
+What to look for (section 17.8): clip-higher should hold entropy and the diversity of completions on
+unsolved tasks higher than the symmetric clip; the constant denominator should keep failing rollouts from
+growing longer than under per-sequence normalisation; and RL should raise pass@1 more than pass@16. A short
+`ci` run may show none of this clearly - with a handful of steps the knobs barely act - which is itself the
+lesson about how much evidence one short run carries. This run's numbers:"""),
+    code("""print(f"Measured on {HARDWARE}, preset {PRESET}, one seed ({base.seed}), shared warm start, "
+      f"{base.grpo_steps} GRPO steps of {base.tasks_per_step} tasks x G = {base.group_size} per setting.")
+for name, run in runs.items():
+    rows = run["rows"]
+    print(f"- {name}: entropy {rows[0]['entropy']:.3f} -> {rows[-1]['entropy']:.3f} nats; unsolved-group "
+          f"diversity {run['diversity'][0]:.2f} -> {run['diversity'][-1]:.2f}; failing length "
+          f"{rows[0].get('len_fail', float('nan')):.1f} -> {rows[-1].get('len_fail', float('nan')):.1f} tokens; "
+          f"held-out pass@1 {warm_run.before['pass1']:.3f} -> {run['result'].after['pass1']:.3f}, "
+          f"pass@16 {warm_run.before['pass16']:.3f} -> {run['result'].after['pass16']:.3f}")"""),
+]
+
+
+LABS = {"lab1_grpo_training": LAB1, "lab4_reward_hacking": LAB4, "lab5_pathologies": LAB5, "lab2_verifier_red_team": LAB2, "lab3_noisy_rewards": LAB3}
 
 
 def notebook(cells) -> dict:
