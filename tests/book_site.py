@@ -1,0 +1,88 @@
+"""One build of the course book shared by tests/test_book_build.py and tests/test_browser.py.
+
+The first caller (in any pytest-xdist worker) builds the book with ``jupyter-book build . -W -n
+--keep-going`` into a directory under pytest's shared base temp; every other caller waits on a file
+lock and reuses the result, so the suite executes the chapters once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+WIDGET_JS = ROOT / "book" / "_static" / "widgets-js"
+
+
+@dataclass
+class BookBuild:
+    """The outcome of one book build."""
+
+    returncode: int
+    """Exit status of ``jupyter-book build``."""
+    log: str
+    """Its combined stdout and stderr."""
+    html: Path
+    """The built site (``.../_build/html``)."""
+    seconds: float
+    """Wall-clock build time."""
+
+
+def toc_files() -> list[str]:
+    """Every document the table of contents names, root first (paths without suffix)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [c["file"] for c in part.get("chapters", [])]
+    files += [c["file"] for c in toc.get("chapters", [])]
+    return files
+
+
+def source_of(doc: str) -> Path:
+    """The source file (.ipynb or .md) of a toc entry."""
+    for suffix in (".ipynb", ".md"):
+        if (ROOT / (doc + suffix)).exists():
+            return ROOT / (doc + suffix)
+    raise FileNotFoundError(f"no .ipynb or .md source for toc entry {doc!r}")
+
+
+def ensure_widget_js() -> None:
+    """Fetch the widget JavaScript (scripts/setup.d/widgets_js.sh) if ``make setup`` has not yet."""
+    if (WIDGET_JS / "embed-amd.js").exists() and (WIDGET_JS / "require.min.js").exists():
+        return
+    subprocess.run(["bash", str(ROOT / "scripts" / "setup.d" / "widgets_js.sh")], check=True, cwd=ROOT)
+
+
+def build_book(shared_dir: Path) -> BookBuild:
+    """Build the book once into ``shared_dir/book``; later calls (any process) reuse the result."""
+    shared_dir.mkdir(parents=True, exist_ok=True)
+    out = shared_dir / "book"
+    result = shared_dir / "book-build.json"
+    with open(shared_dir / "book-build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if result.exists():
+                data = json.loads(result.read_text())
+                return BookBuild(data["returncode"], data["log"], Path(data["html"]), data["seconds"])
+            ensure_widget_js()
+            jb = Path(sys.executable).with_name("jupyter-book")
+            cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(ROOT), "--path-output", str(out),
+                   "-W", "-n", "--keep-going", "--all"]
+            env = dict(os.environ, MPLBACKEND="Agg", PYDEVD_DISABLE_FILE_VALIDATION="1")
+            start = time.monotonic()
+            proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
+            seconds = time.monotonic() - start
+            build = BookBuild(proc.returncode, proc.stdout + proc.stderr, out / "_build" / "html", seconds)
+            result.write_text(json.dumps({"returncode": build.returncode, "log": build.log,
+                                          "html": str(build.html), "seconds": build.seconds}))
+            return build
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
