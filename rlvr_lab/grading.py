@@ -66,7 +66,7 @@ TAMPER_PATTERNS = (
     (re.compile(r"\b(?:setattr|delattr)\s*\("), "uses setattr/delattr"),
     (re.compile(r"\b__builtins__\b|\bimport\s+builtins\b|\bfrom\s+builtins\b"), "touches builtins"),
     (re.compile(r"\bevents\.register\b|\binput_transformers\b|\bast_transformers\b"), "installs IPython hooks"),
-    (re.compile(r"\bexec\s*\(|\bcompile\s*\("), "uses exec/compile"),
+    (re.compile(r"(?<![\w.])(?:exec|compile)\s*\("), "uses exec/compile"),
     (re.compile(r"\bimportlib\.reload\b|\bunittest\.mock\b|\bmonkeypatch\b"), "reloads or mocks modules"),
     (re.compile(RECORD_PREFIX + "|" + RECORD_TAG.lstrip("# ")), "imitates a grader record"),
 )
@@ -250,6 +250,8 @@ def static_findings(source: str) -> list:
     ['touches sys.modules']
     >>> static_findings("share_early = rewards.false_accept_share(0.04, 0.02)")
     []
+    >>> static_findings("pattern = re.compile('x')"), static_findings("exec('checks = 1')")
+    ([], ['uses exec/compile'])
     """
     return [reason for pattern, reason in TAMPER_PATTERNS if pattern.search(source)]
 

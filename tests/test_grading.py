@@ -112,7 +112,7 @@ def graded(tmp_path_factory):
     hostile["broken"] = str(broken)
     out = folder / "report.json"
     cmd = [sys.executable, "-m", "rlvr_lab", "grade", SOLUTIONS, STUDENTS, str(folder / "hostile"),
-           "--key", SOLUTIONS, "--json", str(out), "--workers", "2", "--timeout", "25"]
+           "--key", SOLUTIONS, "--json", str(out), "--workers", "2", "--timeout", "40"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads(out.read_text())
