@@ -19,8 +19,9 @@ sandbox (a pool, a connection). The rules that keep a verdict honest:
   :class:`SandboxGone`: the trial then fails on the tests, and the trial driver decides from the
   sandbox's exit record whether the candidate or the infrastructure was at fault.
 
-Several test threads may call at once: requests carry ids, a reader thread routes each reply to the
-waiting caller.
+Several test threads may call at once: requests carry ids; whichever waiting caller currently holds
+the reader role reads replies and routes each to its caller (leader/follower, so a lone call costs no
+thread hand-off).
 """
 
 from __future__ import annotations
@@ -152,16 +153,14 @@ def decode(tree: Any, client: "ProxyClient", depth: int = 0) -> Any:
 class ProxyClient:
     """Multiplexed request/reply over a :class:`~rlvr_lab.verifier.backend.Channel` to the sandbox."""
 
-    def __init__(self, channel: Channel, call_timeout_s: float | None = None):
+    def __init__(self, channel: Channel):
         self.channel = channel
-        self.call_timeout_s = call_timeout_s
         self._send_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._next_id = 0
-        self._waiting: dict[int, list] = {}
+        self._waiting: dict[int, list] = {}  # request id -> [Event, reply or None]
+        self._reading = False  # one caller at a time reads the channel (leader/follower)
         self._broken: str | None = None
-        self._reader = threading.Thread(target=self._read_loop, name="proxy-reader", daemon=True)
-        self._reader.start()
 
     # -- transport -------------------------------------------------------------------------------
     def _read_exact(self, size: int) -> bytes:
@@ -174,23 +173,21 @@ class ProxyClient:
             remaining -= len(chunk)
         return b"".join(parts)
 
-    def _read_loop(self) -> None:
-        try:
-            while True:
-                (size,) = struct.unpack(">I", self._read_exact(4))
-                if size > MAX_FRAME:
-                    raise ValueError(f"reply frame of {size} bytes exceeds {MAX_FRAME}")
-                reply = json.loads(self._read_exact(size).decode("utf-8"))
-                if type(reply) is not dict or type(reply.get("id")) is not int:
-                    raise ValueError("reply without an integer id")
-                with self._state_lock:
-                    slot = self._waiting.pop(reply["id"], None)
-                if slot is None:
-                    raise ValueError(f"reply to unknown request {reply['id']}")
+    def _read_one(self) -> None:
+        """Read one reply frame and hand it to its waiting caller (the caller holds the reader role)."""
+        (size,) = struct.unpack(">I", self._read_exact(4))
+        if size > MAX_FRAME:
+            raise ValueError(f"reply frame of {size} bytes exceeds {MAX_FRAME}")
+        reply = json.loads(self._read_exact(size).decode("utf-8"))
+        if type(reply) is not dict or type(reply.get("id")) is not int:
+            raise ValueError("reply without an integer id")
+        with self._state_lock:
+            slot = self._waiting.pop(reply["id"], None)
+            if slot is not None:
                 slot[1] = reply
-                slot[0].set()
-        except BaseException as exc:  # EOF, malformed frame, OSError: all end the channel
-            self._break(f"{type(exc).__name__}: {exc}"[:MAX_MESSAGE])
+        if slot is None:
+            raise ValueError(f"reply to unknown request {reply['id']}")
+        slot[0].set()
 
     def _break(self, why: str) -> None:
         with self._state_lock:
@@ -199,6 +196,32 @@ class ProxyClient:
             waiting, self._waiting = self._waiting, {}
         for slot in waiting.values():
             slot[0].set()
+
+    def _await(self, slot: list) -> None:
+        """Wait for ``slot``'s reply, reading the channel ourselves whenever nobody else is."""
+        while True:
+            with self._state_lock:
+                if slot[1] is not None or self._broken is not None:
+                    return
+                lead = not self._reading
+                if lead:
+                    self._reading = True
+                else:
+                    slot[0].clear()
+            if not lead:
+                slot[0].wait()
+                continue
+            try:
+                while slot[1] is None:
+                    self._read_one()
+            except BaseException as exc:  # EOF, malformed frame, OSError: all end the channel
+                self._break(f"{type(exc).__name__}: {exc}"[:MAX_MESSAGE])
+            finally:
+                with self._state_lock:
+                    self._reading = False
+                    successor = next(iter(self._waiting.values()), None)
+                if successor is not None:
+                    successor[0].set()  # wake a waiting caller to take over reading
 
     def request(self, message: dict) -> Any:
         """Send one request and wait for its reply; returns the decoded value or raises."""
@@ -216,8 +239,7 @@ class ProxyClient:
                 self.channel.send_all(struct.pack(">I", len(body)) + body)
         except OSError as exc:
             self._break(f"send failed: {exc}")
-        if not slot[0].wait(self.call_timeout_s):
-            raise SandboxGone(f"no reply within {self.call_timeout_s} s")
+        self._await(slot)
         reply = slot[1]
         if reply is None:
             raise SandboxGone(f"sandbox unavailable: {self._broken}")

@@ -20,8 +20,9 @@ Requests: ``{"id": n, "op": "init", "seed": s}``, ``{"id": n, "op": "getattr", "
 ``{"id": n, "op": "setattr", "target": T, "name": a, "value": v}``, ``{"id": n, "op": "call", "target":
 T, "args": [...], "kwargs": {"$d": ...}}`` and ``{"id": n, "op": "callattr", "target": T, "name": a,
 "args": ..., "kwargs": ...}``, where a target T is ``{"m": "module.name"}`` or ``{"h": id}``. Replies:
-``{"id": n, "ok": value}`` or ``{"id": n, "err": {"type": name, "msg": text}}``. Every request runs on
-its own thread, so a call that blocks (a waiter in ``acquire``) does not stop another test thread's call.
+``{"id": n, "ok": value}`` or ``{"id": n, "err": {"type": name, "msg": text}}``. The thread that reads a
+request runs it, after making sure another thread is ready to read the next one, so a call that blocks
+(a waiter in ``acquire``) does not stop another test thread's call.
 
 Command line: ``python sandbox_server.py`` serves on stdin/stdout (the candidate's own prints are moved
 to stderr); ``python sandbox_server.py --fd N`` serves on the already-open socket descriptor N.
@@ -213,23 +214,50 @@ class Server:
         except OSError:
             os._exit(3)
 
-    def run(self):
-        while True:
+    def read_request(self):
+        """The next request, or None at the end of the stream; a malformed frame ends the server."""
+        try:
             header = read_exact(self.rfd, 4)
             if not header:
-                return
+                return None
             (size,) = struct.unpack(">I", header)
             if size > MAX_FRAME:
                 raise ValueError("request frame too large")
             request = json.loads(read_exact(self.rfd, size).decode("utf-8"))
-            if request.get("op") == "init":
-                self.handle(request)
-                continue
-            try:
-                threading.Thread(target=self.handle, args=(request,), daemon=True).start()
-            except RuntimeError as exc:  # the candidate's own threads used up the process limit
-                write_frame(self.wfd, {"id": request.get("id"), "err": {"type": "RuntimeError", "msg": str(exc)}},
-                            self.lock)
+            if type(request) is not dict:
+                raise ValueError("request is not an object")
+            return request
+        except (OSError, ValueError, EOFError):
+            os._exit(3)
+
+    def run(self):
+        """Leader/follower: one thread at a time reads; it then handles what it read itself, after
+        making sure another thread is ready to read, so a call that blocks never stalls the channel."""
+        self.read_lock = threading.Lock()
+        self.state_lock = threading.Lock()
+        self.readers = 0
+        self.closed = False
+        self.loop()
+
+    def loop(self):
+        while True:
+            with self.state_lock:
+                self.readers += 1
+            with self.read_lock:
+                request = None if self.closed else self.read_request()
+                if request is None:
+                    self.closed = True
+            with self.state_lock:
+                self.readers -= 1
+                spare = self.readers
+            if request is None:
+                return
+            if spare == 0:
+                try:
+                    threading.Thread(target=self.loop, daemon=True).start()
+                except RuntimeError:  # the candidate's own threads used up the process limit
+                    pass
+            self.handle(request)
 
 
 def serve(rfd, wfd, workdir="."):
