@@ -487,8 +487,11 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Grade, print the table, optionally write JSON; exit code 0 (grading never fails on a bad submission)."""
+    key = args.key
+    if key == DEFAULT_KEY and not os.path.isdir(key):  # run outside the repository root: use the checkout's key
+        key = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), DEFAULT_KEY)
     try:
-        report = grade(args.submissions, key_dir=args.key, workers=args.workers, timeout_s=args.timeout)
+        report = grade(args.submissions, key_dir=key, workers=args.workers, timeout_s=args.timeout)
     except ValueError as exc:
         print(f"rlvr-lab grade: {exc}", file=sys.stderr)
         return 2
