@@ -33,13 +33,14 @@ import pickle
 import random
 import select
 import signal
+import socket
 import struct
 import sys
 import time
 from pathlib import Path
 from typing import Any, Mapping
 
-from rlvr_lab.verifier.backend import SandboxBackend, SandboxFault, SandboxUnavailable, make_backend
+from rlvr_lab.verifier.backend import SandboxBackend, SandboxFault, SandboxUnavailable, SocketChannel, make_backend
 from rlvr_lab.verifier.schema import Candidate, Fixture, TrialResult
 from rlvr_lab.verifier import proxy
 from rlvr_lab.verifier import trials as trials_mod
@@ -187,20 +188,24 @@ def _prctl_pdeathsig() -> None:
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _pytest_child(runner: "SlotRunner", channel: Any, test_dir: Path, seed: int, precollected: bool,
-                  result_w: int) -> None:
-    """In the forked pytest process: run the hidden tests against the proxy; never returns."""
+def _child_setup() -> None:
+    """First steps of a forked pytest process: die with the runner, no GC, no terminal."""
+    gc.disable()
+    _prctl_pdeathsig()
+    # The hidden-test directory is runner-owned and content-addressed, so caching the
+    # assertion-rewritten bytecode there is safe and saves a parse per trial.
+    sys.dont_write_bytecode = False
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+
+
+def _child_run(runner: "SlotRunner", channel: Any, test_dir: Path, seed: int, precollected: bool,
+               result_w: int) -> None:
+    """In a forked pytest process: run the hidden tests against the proxy; never returns."""
     code = 0
     try:
-        gc.disable()
-        _prctl_pdeathsig()
-        # The hidden-test directory is runner-owned and content-addressed, so caching the
-        # assertion-rewritten bytecode there is safe and saves a parse per trial.
-        sys.dont_write_bytecode = False
-        devnull = os.open(os.devnull, os.O_RDWR)
-        os.dup2(devnull, 0)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
         random.seed(seed)
         client = proxy.ProxyClient(channel)
         try:
@@ -220,6 +225,21 @@ def _pytest_child(runner: "SlotRunner", channel: Any, test_dir: Path, seed: int,
     except BaseException:
         code = 1
     os._exit(code)
+
+
+def _standby_child(runner: "SlotRunner", control: socket.socket) -> None:
+    """A pytest process forked ahead of time: waits for one job (seed, test directory, the channel and
+    the result pipe as descriptors), runs it, exits. Never returns."""
+    try:
+        _child_setup()
+        message, fds, _, _ = socket.recv_fds(control, 65536, 2)
+        if not message or len(fds) != 2:
+            os._exit(0)
+        job = json.loads(message.decode())
+        channel = SocketChannel(socket.socket(fileno=fds[0]))
+    except BaseException:
+        os._exit(1)
+    _child_run(runner, channel, Path(job["test_dir"]), int(job["seed"]), bool(job["precollected"]), fds[1])
 
 
 class SlotRunner:
@@ -262,6 +282,9 @@ class SlotRunner:
         self.binding = proxy.Binding()
         self.finder = proxy.install((), self.binding)
         self._collected: str | None = None  # hidden-test directory whose items the session holds
+        self._uncollectable: str | None = None  # hidden-test directory that must be collected per trial
+        self._state = 0  # bumped whenever the session's collected items or the proxied modules change
+        self._standby: tuple[int, socket.socket, int] | None = None  # (pid, control, state it was forked in)
         self._test_modules: set[str] = set()
         self.fixtures: collections.OrderedDict[str, tuple[Path, frozenset[str]]] = collections.OrderedDict()
         self.counter = 0
@@ -302,6 +325,8 @@ class SlotRunner:
         """
         if self._collected == str(test_dir):
             return True
+        if self._uncollectable == str(test_dir):
+            return False
         for name in self._test_modules:
             sys.modules.pop(name, None)
         for name in list(sys.modules):
@@ -309,6 +334,7 @@ class SlotRunner:
                 del sys.modules[name]
         self.finder.modules = frozenset(modules)
         self._collected = None
+        self._state += 1
         before = set(sys.modules)
         plugin, session = self.plugin, self.session
         plugin.seed, plugin.reports, plugin.collect_errors = 0, [], []
@@ -329,29 +355,78 @@ class SlotRunner:
             session.shouldfail = session.shouldstop = False
         plugin.reports, plugin.collect_errors = [], []
         self._collected = str(test_dir) if ok else None
+        self._uncollectable = None if ok else str(test_dir)
         return ok
+
+    # -- one trial ---------------------------------------------------------------------------------
+    def _fork_standby(self) -> None:
+        """Fork the next pytest process now, from the runner's current state, to wait for a job."""
+        self._drop_standby()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            _standby_child(self, theirs)
+        theirs.close()
+        self._standby = (pid, ours, self._state)
+
+    def _drop_standby(self) -> None:
+        if self._standby is not None:
+            pid, sock, _ = self._standby
+            self._standby = None
+            sock.close()  # the standby sees end of stream and exits
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
+
+    def prepare_idle(self) -> None:
+        """Between verifications: have a standby pytest process ready for the current fixture."""
+        if self._standby is None or self._standby[2] != self._state:
+            self._fork_standby()
+
+    def _start_child(self, session: Any, test_dir: Path, seed: int, precollected: bool, result_w: int) -> int:
+        """Hand the trial to the standby pytest process (fork one if it is missing or stale); its pid."""
+        if self._standby is None or self._standby[2] != self._state or \
+                not isinstance(session.channel, SocketChannel):
+            if not isinstance(session.channel, SocketChannel):
+                pid = os.fork()
+                if pid == 0:
+                    _child_setup()
+                    _child_run(self, session.channel, test_dir, seed, precollected, result_w)
+                return pid
+            self._fork_standby()
+        assert self._standby is not None
+        pid, sock, _ = self._standby
+        self._standby = None
+        job = json.dumps({"test_dir": str(test_dir), "seed": seed, "precollected": precollected}).encode()
+        try:
+            socket.send_fds(sock, [job], [session.channel.fileno(), result_w])
+        except OSError:
+            pass  # the standby died: the runner reports a missing report (pending)
+        finally:
+            sock.close()
+        return pid
 
     # -- one trial ---------------------------------------------------------------------------------
     def run_trial(self, graded: Path, fixture: Fixture, test_dir: Path, expected: frozenset[str],
                   seed: int) -> TrialResult:
+        precollected = self._precollect(test_dir, tuple(fixture.modules))
         start = time.perf_counter()
         limits = fixture.limits
         try:
             session = self.backend.launch(graded, limits, seed)
         except SandboxFault as exc:
             return TrialResult("pending", time.perf_counter() - start, seed, "sandbox did not start", str(exc)[:DETAIL_CHARS])
-        precollected = self._precollect(test_dir, tuple(fixture.modules))
         result_r, result_w = os.pipe()
         try:
-            pid = os.fork()
+            pid = self._start_child(session, test_dir, seed, precollected, result_w)
         except OSError as exc:
             os.close(result_r)
             os.close(result_w)
             session.kill()
             return TrialResult("pending", time.perf_counter() - start, seed, "runner could not fork", str(exc))
-        if pid == 0:
-            os.close(result_r)
-            _pytest_child(self, session.channel, test_dir, seed, precollected, result_w)
         self.last_child_pid = pid
         os.close(result_w)
         data, runner_problem = self._collect(pid, result_r, start + limits.wall_s + GRACE_S)
@@ -419,6 +494,7 @@ class SlotRunner:
         return {"outcome": outcome, "trials": results, "stop_reason": stop}
 
     def close(self) -> None:
+        self._drop_standby()
         self.backend.close()
 
 
@@ -479,6 +555,10 @@ def main(argv: list[str] | None = None) -> int:
                 reply = {"ok": False, "unavailable": isinstance(exc, SandboxUnavailable),
                          "error": f"{type(exc).__name__}: {exc}"[:1000]}
             _send(wfd, reply)
+            try:
+                runner.prepare_idle()
+            except OSError:
+                pass  # no standby: the next trial forks its pytest process itself
     finally:
         runner.close()
 
