@@ -25,10 +25,12 @@ needs to know which one it talks to:
 ``SandboxSession``
     ``channel``
         A :class:`Channel`: one bidirectional *byte stream* to the server's request loop (frames are
-        defined in :mod:`rlvr_lab.verifier.sandbox_server`). It must survive ``os.fork``: the runner
-        forks its trusted pytest process after ``launch`` and the child talks on the channel. Keep it a
-        plain descriptor-backed stream (a socket, or a pair of pipes); the candidate's own stdout and
-        stderr must not be mixed into it (``python sandbox_server.py`` moves them to stderr).
+        defined in :mod:`rlvr_lab.verifier.sandbox_server`). The runner's trusted pytest process talks
+        on it: a :class:`SocketChannel`'s descriptor is passed to a pytest process forked ahead of time
+        (SCM_RIGHTS); any other channel must survive ``os.fork`` (the runner then forks after
+        ``launch``). ``launch`` may return before the server is up: frames written meanwhile must wait
+        in the stream. The candidate's own stdout and stderr must not be mixed into the channel
+        (``python sandbox_server.py`` moves them to stderr).
     ``kill() -> SandboxExit``
         End the sandbox now: kill and reap every process the candidate started (daemons included),
         and report why the sandbox ended. Idempotent: later calls return the same record.
