@@ -43,12 +43,20 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--out", default="runs/learning_claim")
     parser.add_argument("--jobs", type=int, default=1, help="seeds run at once (separate processes)")
+    parser.add_argument("--summarize", action="store_true",
+                        help="do not train: print the table from the seeds' summary.json files under --out")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
 
     dirs = {seed: os.path.join(args.out, f"seed{seed}") for seed in args.seeds}
-    if args.jobs == 1:
+    if args.summarize:
+        rows = []
+        for seed in args.seeds:
+            with open(os.path.join(dirs[seed], "summary.json"), encoding="utf-8") as fh:
+                summary = json.load(fh)
+            rows.append({"seed": seed, **{k: summary[k] for k in ("before", "after", "gain", "wall_s", "timing")}})
+    elif args.jobs == 1:
         rows = [run_seed(args.preset, seed, dirs[seed], None) for seed in args.seeds]
     else:
         import multiprocessing
