@@ -62,7 +62,17 @@ def ensure_widget_js() -> None:
 
 
 def build_book(shared_dir: Path) -> BookBuild:
-    """Build the book once into ``shared_dir/book``; later calls (any process) reuse the result."""
+    """Build the book once into ``shared_dir/book``; later calls (any process) reuse the result.
+
+    If ``RLVR_BOOK_HTML`` names an already built site (the Pages workflow builds first, then runs the
+    browser test), that site is used as is and nothing is rebuilt.
+    """
+    prebuilt = os.environ.get("RLVR_BOOK_HTML")
+    if prebuilt:
+        html = Path(prebuilt).resolve()
+        if not (html / "book" / "intro.html").exists():
+            raise FileNotFoundError(f"RLVR_BOOK_HTML={prebuilt} holds no built book (book/intro.html missing)")
+        return BookBuild(0, "prebuilt site from RLVR_BOOK_HTML; build succeeded", html, 0.0)
     shared_dir.mkdir(parents=True, exist_ok=True)
     out = shared_dir / "book"
     result = shared_dir / "book-build.json"

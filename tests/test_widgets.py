@@ -52,3 +52,16 @@ def test_verifier_pool_explorer_matches_equation_9():
 @pytest.mark.parametrize('make, kwargs, name', [(widgets.contrast_explorer, {'p': 1.5}, 'p'), (widgets.contrast_explorer, {'group_size': 0}, 'group_size'), (widgets.all_pass_explorer, {'trials': 0}, 'trials'), (widgets.cycle_explorer, {'t_reset': 100.0}, 't_reset'), (widgets.false_accept_explorer, {'alpha': 0.0}, 'alpha'), (widgets.verifier_pool_explorer, {'target_utilization': 1.0}, 'target_utilization')])
 def test_out_of_range_start_values_raise_value_error_naming_the_argument(make, kwargs, name):
     pass
+
+@pytest.mark.slow
+def test_widget_module_imports_without_a_display_or_torch():
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "MPLBACKEND", "WAYLAND_DISPLAY")}
+    code = ("import sys, rlvr_lab.widgets as w; d = w.contrast_explorer(); "
+            "assert 'torch' not in sys.modules and 'matplotlib.pyplot' not in sys.modules; print(len(d.children))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "3"
