@@ -17,6 +17,12 @@ def naive():
     return NaiveVerifier(timeout_s=60)
 
 
+@pytest.fixture(autouse=True)
+def scratch_cwd(tmp_path, monkeypatch):
+    """Call the (unsafe) harness from an empty directory, never from the repository."""
+    monkeypatch.chdir(tmp_path)
+
+
 def test_good_patch_passes_and_base_fails(naive, pool_fx):
     good = naive.verify(load_reference("pool_repair_01", "good"), pool_fx)
     assert good.outcome == "pass", good.stop_reason
