@@ -18,7 +18,10 @@ It does what many real harnesses do, and every step is a hole a policy can climb
 
 Its only guard is a wall-clock timeout that kills pytest's process group (a hang is a ``fail``), and it
 refuses candidate paths that would be written outside its scratch directory. Processes that leave the
-process group (``setsid``) are not killed: that is one of the things it teaches.
+process group (``setsid``) are not killed: that is one of the things it teaches. Never give it the
+gallery exploits marked ``naive: not-run`` (fork_bomb, memory_bomb, stdout_flood, kill_parent): run
+here they would exhaust this machine or kill the process that called it. Call it from a scratch
+working directory: candidate code can read its parent's working directory through ``/proc``.
 """
 
 from __future__ import annotations
