@@ -61,6 +61,16 @@ def ensure_widget_js() -> None:
     subprocess.run(["bash", str(ROOT / "scripts" / "setup.d" / "widgets_js.sh")], check=True, cwd=ROOT)
 
 
+def shared_dir(tmp_path_factory) -> Path:
+    """A directory this test session shares between its xdist workers, and only with them.
+
+    Under pytest-xdist every worker's base temp sits in the session's own ``pytest-N`` folder, so its
+    parent is shared by the workers of this run; without xdist the base temp itself is this run's.
+    """
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "rlvr-book"
+
+
 def build_book(shared_dir: Path) -> BookBuild:
     """Build the book once into ``shared_dir/book``; later calls (any process) reuse the result.
 

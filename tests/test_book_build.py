@@ -7,15 +7,15 @@ import re
 import nbformat
 import pytest
 
-from book_site import ROOT, build_book, source_of, toc_files
+from book_site import ROOT, build_book, shared_dir, source_of, toc_files
 
 pytestmark = [pytest.mark.slow, pytest.mark.book]
 
 
 @pytest.fixture(scope="session")
 def book(tmp_path_factory):
-    # The parent of the base temp is shared by all xdist workers, so the book is built once per run.
-    return build_book(tmp_path_factory.getbasetemp().parent / "rlvr-book")
+    # Shared by this run's xdist workers (and only by them), so the book is built once per run.
+    return build_book(shared_dir(tmp_path_factory))
 
 
 def _page(book, doc):

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from book_site import ROOT, build_book, toc_files
+from book_site import ROOT, build_book, shared_dir, toc_files
 
 pytestmark = [pytest.mark.slow, pytest.mark.book, pytest.mark.browser]
 
@@ -27,7 +27,7 @@ FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-u
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory):
-    book = build_book(tmp_path_factory.getbasetemp().parent / "rlvr-book")
+    book = build_book(shared_dir(tmp_path_factory))
     assert book.returncode == 0, "the book did not build; see tests/test_book_build.py"
     handler = functools.partial(_QuietHandler, directory=str(book.html))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
