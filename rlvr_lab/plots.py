@@ -413,8 +413,8 @@ def barrier_figure(durations=(0.2, 3.0, 3.52, 16.8)) -> Figure:
     return fig
 
 
-def staleness_figure(step_s: float = 40.0, max_lag: int = 2, ages=(30.0, 90.0, 200.0),
-                     weights=(0.70, 0.25, 0.05)) -> Figure:
+def staleness_figure(step_s: float = 30.0, max_lag: int = 2, ages=(20.0, 60.0, 150.0),
+                     weights=(0.60, 0.30, 0.10)) -> Figure:
     """Version-checked admission (eq 8, 17.9.4) for a mix of rollout ages.
 
     Left: the admitted fraction of rollouts (ages ``ages`` s with shares ``weights``) against the trainer

@@ -331,16 +331,16 @@ def cycle_explorer(horizon: int = 20, t_model: float = 0.12, t_tool: float = 0.0
                               "capacity (episodes/h)": ",.0f", "zero-reset ceiling (episodes/h)": ",.0f"})
 
 
-def staleness_explorer(step_s: float = 40.0, max_lag: int = 2, ages=(30.0, 90.0, 200.0),
-                       weights=(0.70, 0.25, 0.05)) -> Dashboard:
+def staleness_explorer(step_s: float = 30.0, max_lag: int = 2, ages=(20.0, 60.0, 150.0),
+                       weights=(0.60, 0.30, 0.10)) -> Dashboard:
     """Staleness bound -> admitted fraction (eq 8, 17.9.4) for rollouts of the given ages and shares.
 
     Numbers from :func:`cycle_time.version_lag` and :func:`cycle_time.admit` (via
     :func:`plots.admitted_fraction`).
 
     >>> d = staleness_explorer()
-    >>> d.numbers["admitted fraction"], d.numbers["lag of a 200 s rollout"]
-    (0.95, 5)
+    >>> d.numbers["admitted fraction"], d.numbers["lag of a 150 s rollout"]
+    (0.9, 5)
     """
     ages, weights = tuple(float(a) for a in ages), tuple(float(x) for x in weights)
 
