@@ -68,7 +68,7 @@ pool that loses wake-ups; its hidden tests race threads against each other, so a
 single trial by luck. We
 
 1. measure q for each of the fixture's reference patches over many single trials,
-2. predict the acceptance probability and expected trials of the fixture's rule (K = 3) from the
+2. predict the acceptance probability and expected trials of the fixture's rule (its K, read from the fixture) from the
    measured q, and
 3. run the rule itself many times and compare what the verifier actually did with the prediction.
 
@@ -125,7 +125,7 @@ for name, s in single.items():
 
 From each measured q the model predicts acceptance `rewards.all_pass_probability(q, K)` and the mean
 number of trials `rewards.expected_trials(q, K)`. Then the verifier runs the fixture's own rule
-(`trials=None`, i.e. K = 3 with stop-on-first-rejection) repeatedly, and we count acceptances and the
+(`trials=None`, i.e. the fixture's K with stop-on-first-rejection) repeatedly, and we count acceptances and the
 trials each verification actually used (`len(verdict.trials)`)."""),
     code('''rule = {}
 for name, candidate in patches.items():
@@ -187,8 +187,8 @@ else:
 
 The cell below prints this run's findings. What to look for: the deterministic patches sit at q = 0 or
 q = 1 and the rule treats them exactly as predicted (a failing patch costs one trial, a passing one K);
-the racy patch has an intermediate q, and its observed acceptance under K = 3 should fall inside the
-confidence band around q^3. Where the observation misses the prediction, the independence assumption is
+the racy patch has an intermediate q, and its observed acceptance under the fixture's K should fall inside the
+confidence band around q^K. Where the observation misses the prediction, the independence assumption is
 the suspect: trials that share a warm machine or a loaded core are correlated, and a correlated q makes
 repeated trials buy less than q^K promises - the reason section 17.7.2 prefers repairing a fixture's
 timing sensitivity to adding trials."""),
@@ -222,7 +222,7 @@ the exploit gallery of `fixtures/exploits/`, then **write your own exploits** an
 harness lets through.
 
 **What is measured, where, how often.** One verification per candidate and harness on the machine printed
-below (the isolated verifier with the fixture's K = 3 trials, stopping at the first rejection; the naive
+below (the isolated verifier with the fixture's K trials, stopping at the first rejection; the naive
 harness with one run). The gallery subset depends on the preset; exploits that would damage the host when
 run by the naive harness (fork and memory bombs, killing the parent, flooding output, leaving a daemon)
 are never given to it."""),
@@ -276,7 +276,10 @@ for n in gallery:
 for n, files in MY_EXPLOITS.items():
     candidates["mine: " + n] = ("student", Candidate(files))
 
+import tempfile
 naive, isolated = NaiveVerifier(timeout_s=30), Verifier(backend="local")
+home = os.getcwd()
+os.chdir(tempfile.mkdtemp(prefix="rlvr-redteam-"))  # the naive harness runs from a scratch directory
 results = []
 for name, (klass, candidate) in candidates.items():
     t0 = time.perf_counter()
@@ -288,6 +291,7 @@ for name, (klass, candidate) in candidates.items():
                         why=iv.stop_reason or (iv.trials[-1].reason if iv.trials else ""),
                         naive_s=t1 - t0, isolated_s=t2 - t1))
 isolated.close()
+os.chdir(home)
 
 print(f"{'candidate':34s} {'class':32s} {'naive':7s} {'isolated':8s}  isolated's reason")
 for r in results:
