@@ -52,6 +52,7 @@ def _shown(dashboard, text):
     return f"<b>{html.escape(text)}</b>" in dashboard.readout.value
 
 
+@pytest.mark.slow
 def test_every_dashboard_builds_with_a_figure_and_a_readout():
     assert len(widgets.ALL) == 9
     for make in widgets.ALL:
