@@ -103,7 +103,7 @@ def load_fixture(name_or_path: str | os.PathLike) -> Fixture:
 
     >>> fx = load_fixture("pool_repair_01")
     >>> fx.version, fx.trials, fx.allowed_paths, sorted(fx.files)
-    ('pool_fixture_v1', 5, ('pool_fixture/*.py',), ['pool_fixture/__init__.py', 'pool_fixture/pool.py'])
+    ('pool_fixture_v1', 8, ('pool_fixture/*.py',), ['pool_fixture/__init__.py', 'pool_fixture/pool.py'])
     """
     root = _fixture_root(name_or_path)
     manifest = read_manifest(root)
