@@ -45,7 +45,7 @@ def main(argv=None) -> int:
     try:
         ours_cfg = base.with_overrides(out_dir=os.path.join(args.out, "ours"))
         ours = train(ours_cfg, pool=pool)
-        ours_s = sum(ours.timing[k] for k in ("sample", "verify", "update", "checkpoint"))
+        ours_s = ours.grpo_s
         trl_cfg = base.with_overrides(out_dir=os.path.join(args.out, "trl"), engine="trl")
         shutil.copytree(os.path.join(ours_cfg.out_dir, "warmstart"), os.path.join(trl_cfg.out_dir, "warmstart"))
         trl = train(trl_cfg, pool=pool)

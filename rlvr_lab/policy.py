@@ -291,3 +291,64 @@ def completion_logprobs(model, sequences: list[list[int]], score_mask: list[list
     if with_logits:
         return logp, mask, logits
     return logp, mask
+
+
+def shared_prefix_logprobs(model, sequences: list[list[int]], score_mask: list[list[int]], prefix_lens: list[int],
+                           cfg: SamplingConfig, pad_id: int):
+    """:func:`completion_logprobs` for groups that share a prompt, running each distinct prompt once.
+
+    GRPO's G rollouts of a task start with the same prompt, which is most of every sequence here. Rows with
+    equal ``sequences[i][:prefix_lens[i]]`` form one prefix group: the prompts go through the model once
+    (batch = number of distinct prompts), their key/value cache is repeated for the members, and only the
+    tails (completion, observation, revision) go through again. Gradients flow through the shared cache, so
+    the loss and its gradient equal those of :func:`completion_logprobs` up to float rounding; only
+    tokens after a row's prefix may be scored. Returns ``(logp, mask, tail_logits, tail_mask)``: logp and
+    mask of shape (B, T-1) exactly as :func:`completion_logprobs`, and the logits of every predicted tail
+    position (B, C, V) with their score mask (B, C) for entropy.
+
+    >>> tok = train_tokenizer(["abc def"] * 5, vocab_size=270)
+    >>> m = build_model(tok, "tiny").eval()
+    >>> seqs, masks = [[1, 5, 6, 7], [1, 5, 8]], [[0, 0, 1, 1], [0, 0, 1]]
+    >>> plain, _ = completion_logprobs(m, seqs, masks, SamplingConfig(), tok.pad_token_id)
+    >>> shared, _, _, _ = shared_prefix_logprobs(m, seqs, masks, [2, 2], SamplingConfig(), tok.pad_token_id)
+    >>> bool(torch.allclose(plain, shared, atol=1e-5))
+    True
+    """
+    if not (len(sequences) == len(score_mask) == len(prefix_lens)) or \
+            any(len(s) != len(m) for s, m in zip(sequences, score_mask)):
+        raise ValueError("sequences, score_mask and prefix_lens must have matching shapes")
+    for s, m, p in zip(sequences, score_mask, prefix_lens):
+        if not 1 <= p < len(s) or any(m[:p]):
+            raise ValueError(f"prefix_lens must be in [1, len(sequence)) with no scored token inside the prefix, "
+                             f"got {p} for a sequence of {len(s)}")
+    device = next(model.parameters()).device
+    prompts: dict[tuple[int, ...], int] = {}
+    owner = [prompts.setdefault(tuple(s[:p]), len(prompts)) for s, p in zip(sequences, prefix_lens)]
+    p_ids, p_attn = pad_batch([list(k) for k in prompts], pad_id)
+    p_ids, p_attn = p_ids.to(device), p_attn.to(device)
+    out = model(input_ids=p_ids, attention_mask=p_attn, use_cache=True)
+    index = torch.tensor(owner, dtype=torch.long, device=device)
+    cache = _cache_of(out)
+    cache.batch_select_indices(index)
+    p_len = torch.tensor(prefix_lens, dtype=torch.long, device=device)
+    last = out.logits[index, p_len - 1]  # (B, V): predicts each row's first tail token
+    tails = [s[p:] for s, p in zip(sequences, prefix_lens)]
+    t_ids, t_attn = pad_batch(tails, pad_id)
+    t_mask, _ = pad_batch([m[p:] for m, p in zip(score_mask, prefix_lens)], 0)
+    t_ids, t_attn = t_ids.to(device), t_attn.to(device)
+    width = t_ids.shape[1]
+    positions = p_len.unsqueeze(1) + torch.arange(width, device=device).unsqueeze(0)
+    attn = torch.cat([p_attn[index], t_attn], dim=1)
+    t_logits = model(input_ids=t_ids, attention_mask=attn, position_ids=positions,
+                     **{_cache_keyword(model): cache}).logits
+    logits = torch.cat([last.unsqueeze(1), t_logits[:, :-1]], dim=1)  # (B, C, V), row c predicts tail token c
+    tail_logp = transformed_logprobs(logits, cfg, keep=t_ids).gather(-1, t_ids.unsqueeze(-1)).squeeze(-1)
+    tail_mask = t_mask.to(device=device, dtype=tail_logp.dtype)
+    tail_logp = tail_logp.masked_fill(tail_mask == 0, 0.0)
+    full = max(len(s) for s in sequences) - 1
+    cols = (p_len - 1).unsqueeze(1) + torch.arange(width, device=device).unsqueeze(0)  # predicted position - 1
+    cols = torch.where(t_attn.bool(), cols, torch.full_like(cols, full))  # padding goes to a spare column
+    logp = torch.zeros((len(sequences), full + 1), dtype=tail_logp.dtype, device=device)
+    logp = logp.scatter(1, cols, tail_logp)[:, :full]
+    mask = torch.zeros_like(logp[:, :1].expand(-1, full + 1)).scatter(1, cols, tail_mask)[:, :full]
+    return logp, mask, logits, tail_mask

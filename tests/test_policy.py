@@ -105,3 +105,38 @@ def test_train_loads_a_locally_saved_model_through_the_model_option(tok_model, t
     loaded, tok2 = build_policy(config, suite, _torch.device("cpu"))
     assert len(tok2) == len(tok)
     assert all(_torch.equal(a, b) for a, b in zip(loaded.state_dict().values(), model.state_dict().values()))
+
+
+@pytest.mark.parametrize("cfg", [SamplingConfig(max_new_tokens=8),
+                                 SamplingConfig(temperature=0.7, top_k=12, top_p=0.8, max_new_tokens=8)])
+def test_shared_prefix_scoring_equals_the_plain_batch(tok_model, cfg):
+    """Scoring each group's prompt once (cache repeated to the members) gives the log-probs and the gradient
+    of the plain padded batch, for groups of unequal prompts and tails that hold an observation."""
+    from rlvr_lab.policy import shared_prefix_logprobs
+
+    tok, model, suite = tok_model
+    prompts = [p for p in _prompts(tok, suite, n=3) for _ in range(3)]  # three groups of three
+    samples = sample(model, prompts, cfg, tok.eos_token_id, tok.pad_token_id, torch.Generator().manual_seed(2))
+    seqs, masks = [], []
+    for i, s in enumerate(samples):
+        obs = [5, 6, 7][: i % 3]  # some rows carry an unscored observation and a second scored answer
+        second = [8, 9] if obs else []
+        seqs.append(s.prompt_ids + s.completion_ids + obs + second)
+        masks.append([0] * len(s.prompt_ids) + [1] * len(s.completion_ids) + [0] * len(obs) + [1] * len(second))
+    prefix = [len(s.prompt_ids) for s in samples]
+    weights = torch.randn(len(seqs), max(map(len, seqs)) - 1, generator=torch.Generator().manual_seed(3))
+
+    def value_and_grad(fn):
+        model.zero_grad()
+        logp, mask = fn()[:2]
+        (logp * weights).sum().backward()
+        return logp.detach(), mask, [p.grad.clone() for p in model.parameters()]
+
+    plain = value_and_grad(lambda: completion_logprobs(model, seqs, masks, cfg, tok.pad_token_id))
+    shared = value_and_grad(lambda: shared_prefix_logprobs(model, seqs, masks, prefix, cfg, tok.pad_token_id))
+    assert torch.equal(plain[1], shared[1])
+    assert torch.allclose(plain[0], shared[0], atol=1e-5)
+    for a, b in zip(plain[2], shared[2]):
+        assert torch.allclose(a, b, rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError, match="prefix_lens"):
+        shared_prefix_logprobs(model, seqs, masks, [p + 1 for p in prefix], cfg, tok.pad_token_id)

@@ -234,3 +234,38 @@ def test_bad_config_names_the_field():
     # the CLI rejects a bad value before any training starts, naming the field
     with pytest.raises(ValueError, match=r'^grpo_steps must be >= 0'):
         cli_main(['train', '--preset', 'ci', '--steps', '-1', '--out', os.devnull, '--no-progress'])
+
+
+def test_overlap_pipeline_lags_one_update_and_resumes_exactly(tmp_path, cli_run):
+    """With ``overlap`` the update of step t runs while step t+1 is verified: step t+1 was sampled by the
+    weights step t saw, enters its update one update (``passes`` versions) late, and the lag is recorded
+    and admitted under ``max_lag``. The pipeline drains at checkpoints, so a killed run resumes exactly."""
+    def run(name, **overrides):
+        out = tmp_path / name
+        out.mkdir()
+        shutil.copytree(cli_run / 'warmstart', out / 'warmstart')
+        config = TrainConfig.preset('ci', out_dir=str(out), overlap=True, grpo_steps=4, checkpoint_every=2,
+                                    eval_every=4, progress=False, **overrides)
+        return config, train(config), out
+
+    config, whole, out = run('whole')
+    assert config.max_lag == config.passes
+    records = read_records(str(out / 'records.jsonl'))
+    assert len(records) == 4 * config.tasks_per_step * config.group_size
+    by_step = {s: [r for r in records if r.step == s] for s in range(4)}
+    assert all(r.admitted for r in records)
+    assert [by_step[s][0].version_lag for s in range(4)] == [0, config.passes, 0, config.passes]
+    assert by_step[1][0].policy_version == by_step[0][0].policy_version
+    assert [r['policy_version'] for r in _metrics(out)] == [2 * config.passes * k for k in (0.5, 1, 1.5, 2)]
+    with pytest.raises(ValueError, match='max_lag'):
+        TrainConfig.preset('ci', overlap=True, max_lag=1, passes=2)
+
+    # killed at the top of step 3, with step 2 sampled and graded but not yet in an update
+    stopped_cfg, first, out2 = run('killed', stop_after_steps=3)
+    assert first.stopped_early
+    finished = train(stopped_cfg.with_overrides(stop_after_steps=None))
+    assert not finished.stopped_early
+    resumed = read_records(str(out2 / 'records.jsonl'))
+    assert [r.rollout_id for r in resumed] == [r.rollout_id for r in records]
+    for a, b in zip(resumed, records):
+        assert _sampled(a) == _sampled(b) and (a.verdict, a.version_lag) == (b.verdict, b.version_lag)

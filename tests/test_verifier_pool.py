@@ -66,3 +66,40 @@ def test_bad_pool_arguments():
         VerifierPool(workers=0)
     with pytest.raises(ValueError, match="max_queue must be an integer"):
         VerifierPool(max_queue=0)
+
+
+_CONCURRENT = """
+import sys, time
+sys.path.insert(0, {tests!r})
+from rlvr_lab.verifier import Candidate, VerifierPool
+from verifier_helpers import GOOD, function_fixture
+start_at = float(sys.argv[1])
+while time.time() < start_at:
+    time.sleep(0.002)
+fx = function_fixture()
+cands = [Candidate({{"solution.py": GOOD + f"# {{i}}\\n"}}) for i in range(3)]
+cands.append(Candidate({{"solution.py": "def double(x):\\n    return 0\\n"}}))
+cands.append(Candidate({{"solution.py": "import os\\nwhile True:\\n    try:\\n        os.fork()\\n"
+                                       "    except OSError:\\n        pass\\n"}}))
+with VerifierPool(workers=2, max_queue=8, seed=int(sys.argv[2])) as pool:
+    print(" ".join(v.outcome for v in pool.map(cands, fx)))
+"""
+
+
+@pytest.mark.slow
+def test_pools_started_at_the_same_instant_in_several_processes(tmp_path):
+    """Three processes each start a two-slot pool at the same moment (six zygotes, six slot uids claimed at
+    once, one candidate a fork bomb): every verdict is resolved and right, none is pending or unknown."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "same_instant_pools.py"
+    script.write_text(_CONCURRENT.format(tests=os.path.dirname(__file__)))
+    start_at = time.time() + 3
+    procs = [subprocess.Popen([sys.executable, str(script), str(start_at), str(i)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for i in range(3)]
+    outs = [p.communicate(timeout=240) for p in procs]
+    for proc, (out, err) in zip(procs, outs):
+        assert proc.returncode == 0, err[-2000:]
+        assert out.split() == ["pass", "pass", "pass", "fail", "fail"], (out, err[-2000:])

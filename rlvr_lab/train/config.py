@@ -75,12 +75,19 @@ class TrainConfig:
     """Weight of the k3 KL penalty to the frozen reference (the warm-start checkpoint)."""
     norm: str = "constant"
     """Length normalisation: ``sequence`` (1/|o_i|, eq 4) or ``constant`` (eq 5 variant)."""
+    share_prompt: bool = True
+    """Score each group's common prompt once and reuse its key/value cache for the G members (same loss
+    and gradient up to float rounding, about half the tokens); off: every row runs in full."""
     std: str = "population"
     """Group dispersion: ``population`` (the chapter's) or ``sample``."""
     max_grad_norm: float = 1.0
     """Gradient clipping norm."""
     max_lag: int = 1
     """Version-lag bound checked at admission (equation 8)."""
+    overlap: bool = False
+    """Update on the previous batch while the verifier grades this one (17.9: keep the learner busy while
+    verifying). Each batch then enters its update ``passes`` versions after it was sampled, so ``max_lag``
+    must be >= ``passes``. The pipeline drains before evaluations and checkpoints."""
     closure: str = "exclude"
     """Complete-group rule for unresolved members: ``exclude`` the group (reason logged) or ``wait``
     (resubmit its unresolved members up to ``verify_retries`` times, then exclude)."""
@@ -148,6 +155,8 @@ class TrainConfig:
             (self.beta >= 0, "beta", ">= 0"),
             (self.lr > 0 and self.sft_lr > 0, "lr", "> 0"),
             (self.max_lag >= 0, "max_lag", ">= 0"),
+            (not self.overlap or self.max_lag >= self.passes, "max_lag",
+             ">= passes when overlap is on (a batch is admitted one update, passes versions, after sampling)"),
             (self.eval_samples >= 1, "eval_samples", ">= 1"),
             (1 <= self.eval_k <= self.eval_samples, "eval_k", "[1, eval_samples]"),
             (self.verifier_workers >= 1, "verifier_workers", ">= 1"),
@@ -173,12 +182,14 @@ class TrainConfig:
                        heldout_tasks=8, sft_steps=20, sft_batch=16, grpo_steps=3, tasks_per_step=4,
                        group_size=4, eval_samples=2, eval_k=2, eval_every=3, checkpoint_every=1,
                        max_new_tokens=16, progress=False, plots=False),
-            "cpu": dict(out_dir="runs/cpu", eval_every=20),
+            "cpu": dict(out_dir="runs/cpu", eval_every=20, overlap=True),
             "gpu": dict(out_dir="runs/gpu", device="auto", model_size="base", dtype="auto",
                         sft_steps=300, sft_batch=64, grpo_steps=80, tasks_per_step=32, eval_samples=8,
-                        eval_k=8, verifier_workers=4),
+                        eval_k=8, verifier_workers=4, overlap=True),
         }[name]
         base.update(overrides)
+        if base.get("overlap") and "max_lag" not in overrides:
+            base["max_lag"] = max(1, base.get("passes", cls.passes))
         return cls(**base)
 
     def with_overrides(self, **overrides) -> "TrainConfig":

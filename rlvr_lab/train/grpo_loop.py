@@ -6,6 +6,14 @@ group, lag bound) -> :func:`rlvr_lab.grpo.group_advantages` -> :func:`rlvr_lab.g
 ``passes`` optimizer steps against the recorded log-probs -> records, metrics, checkpoint with lineage.
 Held-out pass@1 is measured before GRPO, every ``eval_every`` steps and at the end, by the same verifier
 with a fixed sampling seed.
+
+The verifier never holds the policy still. Each batch is sampled, sent to the pool, and scored under the
+frozen reference model while the verifier works. With ``overlap`` on (the cpu and gpu presets), the
+optimizer then updates on the *previous* batch while the verifier grades this one, so a batch enters its
+update one update (``passes`` versions) after it was sampled: the bounded staleness of section 17.9's
+rollout fleet, checked at admission against ``max_lag`` (equation 8) and corrected by the importance ratio
+against the recorded behaviour log-probs. The pipeline drains before every evaluation and checkpoint, so
+a checkpoint never holds a half-processed batch and a resumed run repeats the uninterrupted one exactly.
 """
 
 from __future__ import annotations
@@ -18,13 +26,14 @@ from dataclasses import dataclass, field
 
 import torch
 
-from rlvr_lab.policy import SamplingConfig, build_model, completion_logprobs, load_policy, save_policy
+from rlvr_lab.policy import (SamplingConfig, build_model, completion_logprobs, load_policy, save_policy,
+                             shared_prefix_logprobs)
 from rlvr_lab.records import RolloutRecord, close_group, flatten, write_records
 from rlvr_lab.tasks import GENERATOR_VERSION, CodeTask, make_suite, split_tasks
 from rlvr_lab.train import checkpoint as ckpt
 from rlvr_lab.train.config import TrainConfig
 from rlvr_lab.train.metrics import MetricsLog, group_outcomes, length_by_outcome, pass_at_k_summary, per_family_pass1
-from rlvr_lab.train.rollout import Grader, PolicyHandle, collect, tokenizer_digest
+from rlvr_lab.train.rollout import Grader, PolicyHandle, collect, finish_collect, start_collect, tokenizer_digest
 from rlvr_lab.train.sft import sft
 
 
@@ -40,7 +49,8 @@ class TrainResult:
     wall_s: float
     """Wall-clock seconds of the whole run (warm start, GRPO, evaluation)."""
     timing: dict
-    """Seconds per phase: setup, sft, sample, verify, update, eval, checkpoint."""
+    """Seconds per phase: setup, sft, sample, reference (scoring under the reference model), verify (time
+    spent waiting for verdicts), update, eval, checkpoint."""
     steps: int
     rollouts: int
     """Training rollouts collected in this process (excludes evaluation)."""
@@ -48,6 +58,8 @@ class TrainResult:
     """Per-step metric rows."""
     stopped_early: bool = False
     """True when ``stop_after_steps`` cut the run short (as if killed)."""
+    grpo_s: float = 0.0
+    """Wall-clock seconds of the GRPO steps in this process (evaluations and checkpoints excluded)."""
 
     @property
     def gain(self) -> float:
@@ -140,35 +152,77 @@ def build_policy(config: TrainConfig, suite: list[CodeTask], device: torch.devic
     return model, tok
 
 
+def score(model, records: list[RolloutRecord], sampling: SamplingConfig, pad_id: int, share_prompt: bool):
+    """Per-token log-probs of the records' sampled tokens under ``model`` (gradients flow).
+
+    Returns ``(seqs, logp, mask, logits, logits_mask)``: the flattened sequences, logp and mask of shape
+    (B, T-1) as :func:`~rlvr_lab.policy.completion_logprobs`, and logits with their score mask for the
+    entropy. With ``share_prompt`` a group's common prompt runs through the model once
+    (:func:`~rlvr_lab.policy.shared_prefix_logprobs`, equal up to float rounding).
+    """
+    seqs, masks = [], []
+    for r in records:
+        ids, mask, _ = flatten(r)
+        seqs.append(ids)
+        masks.append(mask)
+    if share_prompt:
+        prefix = [len(r.invocations[0].prefix_ids) for r in records]
+        logp, mask, logits, logits_mask = shared_prefix_logprobs(model, seqs, masks, prefix, sampling, pad_id)
+    else:
+        logp, mask, logits = completion_logprobs(model, seqs, masks, sampling, pad_id, with_logits=True)
+        logits_mask = mask
+    return seqs, logp, mask, logits, logits_mask
+
+
+def reference_logprobs(ref_model, records: list[RolloutRecord], sampling: SamplingConfig, pad_id: int,
+                       share_prompt: bool = True) -> dict[str, torch.Tensor]:
+    """Log-probs of every record's tokens under the frozen reference model, keyed by rollout id.
+
+    Each value has shape (len(ids) - 1,), aligned like :func:`~rlvr_lab.policy.completion_logprobs`
+    (context positions are 0). They need no verdict, so the trainer computes them while the verifier runs.
+    """
+    if not records:
+        return {}
+    with torch.no_grad():
+        seqs, logp, _, _, _ = score(ref_model, records, sampling, pad_id, share_prompt)
+    return {r.rollout_id: logp[i, :len(ids) - 1].float() for i, (r, ids) in enumerate(zip(records, seqs))}
+
+
 def grpo_update(model, ref_model, optimizer, records: list[RolloutRecord], config: TrainConfig, pad_id: int,
-                sampling: SamplingConfig) -> dict:
-    """``passes`` optimizer steps of the GRPO loss on admitted records; returns diagnostics (17.5)."""
+                sampling: SamplingConfig, ref: dict[str, torch.Tensor] | None = None) -> dict:
+    """``passes`` optimizer steps of the GRPO loss on admitted records; returns diagnostics (17.5).
+
+    ``ref`` holds the records' reference log-probs from :func:`reference_logprobs` when they were computed
+    ahead (while the verifier ran); without it they are computed here.
+    """
     from rlvr_lab import grpo
 
     groups: dict[str, list[RolloutRecord]] = {}
     for r in records:
         groups.setdefault(r.group_id, []).append(r)
-    seqs, masks, olds, advs = [], [], [], []
+    olds, advs, order = [], [], []
     for members in groups.values():
         a = grpo.group_advantages([m.reward for m in members], eps=1e-8, std=config.std)
         for m, adv in zip(members, list(a)):
-            ids, mask, logps = flatten(m)
-            seqs.append(ids)
-            masks.append(mask)
-            olds.append(logps)
+            olds.append(flatten(m)[2])
             advs.append(float(adv))
+            order.append(m)
+    seqs = [flatten(m)[0] for m in order]
     device = next(model.parameters()).device
     width = max(len(s) for s in seqs)
     old = torch.tensor([o + [0.0] * (width - len(o)) for o in olds], dtype=torch.float32, device=device)[:, 1:]
     adv_t = torch.tensor(advs, dtype=torch.float32, device=device)
-    with torch.no_grad():
-        ref_logp, _ = completion_logprobs(ref_model, seqs, masks, sampling, pad_id)
+    if ref is None:
+        ref = reference_logprobs(ref_model, order, sampling, pad_id, config.share_prompt)
+    ref_logp = torch.zeros((len(seqs), width - 1), dtype=torch.float32, device=device)
+    for i, m in enumerate(order):
+        ref_logp[i, :ref[m.rollout_id].shape[0]] = ref[m.rollout_id].to(device)
     turns = 2 if config.multi_turn else 1
     constant = float(config.max_new_tokens * turns) if config.norm == "constant" else None
     diags: dict = {}
     model.train()
     for p in range(config.passes):
-        logp, mask, logits = completion_logprobs(model, seqs, masks, sampling, pad_id, with_logits=True)
+        _, logp, mask, logits, logits_mask = score(model, order, sampling, pad_id, config.share_prompt)
         loss, d = grpo.grpo_loss(logp, old, ref_logp.float(), adv_t, mask, config.eps_low, config.eps_high,
                                  config.beta, norm=config.norm, constant=constant)
         if not torch.isfinite(loss):
@@ -179,14 +233,14 @@ def grpo_update(model, ref_model, optimizer, records: list[RolloutRecord], confi
         optimizer.step()
         if p == 0:
             with torch.no_grad():
-                diags["entropy"] = float(grpo.token_entropy(logits.float() / sampling.temperature, mask))
+                diags["entropy"] = float(grpo.token_entropy(logits.float() / sampling.temperature, logits_mask))
                 diags["replay_max_dev"] = float(((logp.detach() - old).abs() * mask).max())
         for k, v in d.items():
             diags[f"{k}" if p == config.passes - 1 else f"{k}_pass{p}"] = _scalar(v)
         diags["loss"] = loss.item()
         diags["grad_norm"] = float(grad_norm)
     model.eval()
-    diags["scored_tokens"] = float(sum(sum(m) for m in masks))
+    diags["scored_tokens"] = float(sum(sum(flatten(m)[1]) for m in order))
     return diags
 
 
@@ -215,7 +269,7 @@ def train(config: TrainConfig, pool=None) -> TrainResult:
     ``pool`` defaults to a fresh :class:`rlvr_lab.verifier.VerifierPool` (closed at the end).
     """
     t_start = time.perf_counter()
-    timing = {k: 0.0 for k in ("setup", "sft", "sample", "verify", "update", "eval", "checkpoint")}
+    timing = {k: 0.0 for k in ("setup", "sft", "sample", "reference", "verify", "update", "eval", "checkpoint")}
     os.makedirs(config.out_dir, exist_ok=True)
     torch.manual_seed(config.seed)
     random.seed(config.seed)
@@ -280,32 +334,28 @@ def train(config: TrainConfig, pool=None) -> TrainResult:
         rollouts = 0
         stopped = False
         last_eval = dict(before)
-        for step in range(start_step, config.grpo_steps):
-            if config.stop_after_steps is not None and step - start_step >= config.stop_after_steps:
-                stopped = True
-                break
-            t_step = time.perf_counter()
-            rng = random.Random(f"{config.seed}:step:{step}")
-            tasks = rng.sample(train_tasks, min(config.tasks_per_step, len(train_tasks)))
-            handle = PolicyHandle(model, tok, version, sampling, tok_digest)
-            gen = sample_gen if sample_gen is not None else generator
-            t_collect = time.perf_counter()
-            records, times = collect(handle, tasks, config.group_size, grader, step, gen, config.multi_turn)
-            timing["sample"] += times["sample_s"]
-            timing["verify"] += times["verify_s"]
-            records, retry_s = _apply_closure(records, config, grader, version, by_id)
-            for r in records:
-                r.age_s = time.perf_counter() - t_collect
-            timing["verify"] += retry_s
+        grpo_s = 0.0
+        t_mark = time.perf_counter()
+        waiting = None  # under overlap: a graded batch whose update runs while the next one is verified
+
+        def drains(step: int) -> bool:
+            """Steps after which the pipeline empties: evaluation, checkpoint and the last step."""
+            return ((step + 1) % config.eval_every == 0 or (step + 1) % config.checkpoint_every == 0
+                    or step + 1 == config.grpo_steps)
+
+        def update_and_log(step, records, times, retry_s, ref):
+            nonlocal version, rollouts, last_eval, t_mark, grpo_s
             admitted = [r for r in records if r.admitted]
             t0 = time.perf_counter()
-            diags = grpo_update(model, ref_model, optimizer, admitted, config, tok.pad_token_id, sampling) \
+            diags = grpo_update(model, ref_model, optimizer, admitted, config, tok.pad_token_id, sampling, ref) \
                 if admitted else {}
             version += config.passes if admitted else 0
             timing["update"] += time.perf_counter() - t0
             write_records(records_path, records)
             rollouts += len(records)
-            row = _step_row(step, version, records, diags, times, time.perf_counter() - t_step, retry_s)
+            step_s = time.perf_counter() - t_mark  # wall time since the previous step was done
+            grpo_s += step_s
+            row = _step_row(step, version, records, diags, times, step_s, retry_s)
             if (step + 1) % config.eval_every == 0 or step + 1 == config.grpo_steps:
                 t0 = time.perf_counter()
                 last_eval, _ = evaluate(PolicyHandle(model, tok, version, sampling, tok_digest), heldout, config,
@@ -321,12 +371,42 @@ def train(config: TrainConfig, pool=None) -> TrainResult:
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(reward=f"{row['reward_mean']:.2f}", heldout=f"{last_eval.get('pass1', 0):.2f}")
+            t_mark = time.perf_counter()
+
+        for step in range(start_step, config.grpo_steps):
+            if config.stop_after_steps is not None and step - start_step >= config.stop_after_steps:
+                stopped = True  # as if killed: a batch still waiting for its update is lost with the process
+                break
+            rng = random.Random(f"{config.seed}:step:{step}")
+            tasks = rng.sample(train_tasks, min(config.tasks_per_step, len(train_tasks)))
+            handle = PolicyHandle(model, tok, version, sampling, tok_digest)
+            gen = sample_gen if sample_gen is not None else generator
+            t_collect = time.perf_counter()
+            batch = start_collect(handle, tasks, config.group_size, grader, step, gen, config.multi_turn)
+            t0 = time.perf_counter()
+            ref = reference_logprobs(ref_model, batch.records, sampling, tok.pad_token_id,
+                                     config.share_prompt)  # while the verifier is busy
+            timing["reference"] += time.perf_counter() - t0
+            if waiting is not None:
+                update_and_log(*waiting)  # the previous batch, while this one is verified
+                waiting = None
+            records, times = finish_collect(batch, grader)
+            timing["sample"] += times["sample_s"]
+            timing["verify"] += times["verify_s"]
+            records, retry_s = _apply_closure(records, config, grader, version, by_id)
+            for r in records:
+                r.age_s = time.perf_counter() - t_collect
+            timing["verify"] += retry_s
+            if config.overlap and not drains(step):
+                waiting = (step, records, times, retry_s, ref)
+            else:
+                update_and_log(step, records, times, retry_s, ref)
         after = last_eval
         if not stopped and config.grpo_steps == 0:
             after = before
         wall = time.perf_counter() - t_start
         result = TrainResult(config.out_dir, before, after, wall, timing, config.grpo_steps, rollouts, log.rows(),
-                             stopped)
+                             stopped, grpo_s)
         if not stopped:
             from rlvr_lab.train.report import write_report
 

@@ -3,6 +3,8 @@
 :func:`collect` samples G completions per task from the current weights, optionally runs a second turn in
 which the policy sees public-test feedback (17.6.1-17.6.2), sends every final candidate to the isolated
 verifier through a :class:`Grader`, and returns one :class:`~rlvr_lab.records.RolloutRecord` per rollout.
+It is :func:`start_collect` (sample, submit, return at once) followed by :func:`finish_collect` (wait for
+the verdicts); the trainer calls the two halves apart so that the verifier works while the policy updates.
 Rewards come only from verdicts; a verdict that does not arrive is recorded as ``unknown``, never 0 or 1.
 """
 
@@ -42,9 +44,8 @@ class Grader:
         self.cache_hits = 0
         self.seconds = 0.0
 
-    def grade(self, items: list[tuple[Candidate, Fixture]]) -> list[tuple[Verdict, bool]]:
-        """Verdicts for (candidate, fixture) pairs, in order, each with a ``cached`` flag."""
-        start = time.perf_counter()
+    def submit(self, items: list[tuple[Candidate, Fixture]]) -> "PendingGrades":
+        """Send the (candidate, fixture) pairs the cache cannot answer to the pool; returns at once."""
         keys = [(f.name, f.version, c.digest) for c, f in items]
         futures = {}
         for key, (cand, fx) in zip(keys, items):
@@ -52,9 +53,15 @@ class Grader:
                 continue
             futures[key] = self.pool.submit(cand, fx)
             self.submitted += 1
+        return PendingGrades(items, keys, futures)
+
+    def wait(self, pending: "PendingGrades") -> list[tuple[Verdict, bool]]:
+        """Verdicts of a :meth:`submit`, in order, each with a ``cached`` flag; seconds spent waiting are
+        added to :attr:`seconds`."""
+        start = time.perf_counter()
         fresh: dict[tuple[str, str, str], Verdict] = {}
-        for key, fut in futures.items():
-            cand, fx = items[keys.index(key)]
+        for key, fut in pending.futures.items():
+            cand, fx = pending.items[pending.keys.index(key)]
             try:
                 verdict = fut.result(timeout=self.timeout_s)
             except FutureTimeout:
@@ -65,7 +72,7 @@ class Grader:
             if self.cache_on and verdict.resolved:
                 self.cache[key] = verdict
         out = []
-        for key in keys:
+        for key in pending.keys:
             if key in fresh:
                 out.append((fresh[key], False))
             else:
@@ -73,6 +80,19 @@ class Grader:
                 out.append((self.cache[key], True))
         self.seconds += time.perf_counter() - start
         return out
+
+    def grade(self, items: list[tuple[Candidate, Fixture]]) -> list[tuple[Verdict, bool]]:
+        """Verdicts for (candidate, fixture) pairs, in order, each with a ``cached`` flag."""
+        return self.wait(self.submit(items))
+
+
+@dataclass
+class PendingGrades:
+    """Verifier requests in flight: the pairs, their cache keys and one future per distinct uncached key."""
+
+    items: list[tuple[Candidate, Fixture]]
+    keys: list[tuple[str, str, str]]
+    futures: dict
 
 
 @dataclass
@@ -115,10 +135,27 @@ def observation_text(verdict: Verdict, task: CodeTask) -> str:
     return f"# public test: {verdict.outcome} ({detail})\n" + task.prompt
 
 
-def collect(policy: PolicyHandle, tasks: list[CodeTask], group_size: int, grader: Grader, step: int,
-            generator, multi_turn: bool = False, id_prefix: str = "s") -> tuple[list[RolloutRecord], dict]:
-    """Sample ``group_size`` rollouts per task, grade them, return records and timings (seconds).
+@dataclass
+class Collection:
+    """A sampled batch whose final candidates are with the verifier (see :func:`start_collect`).
 
+    ``records`` already hold everything but the assessment: verdict ``unknown`` and reward None until
+    :func:`finish_collect` fills in the verifier's answer, so a batch that is never finished can only be
+    read as unresolved, never as scored.
+    """
+
+    records: list[RolloutRecord]
+    pending: PendingGrades
+    times: dict
+
+
+def start_collect(policy: PolicyHandle, tasks: list[CodeTask], group_size: int, grader: Grader, step: int,
+                  generator, multi_turn: bool = False, id_prefix: str = "s") -> Collection:
+    """Sample ``group_size`` rollouts per task and submit every final candidate to the verifier.
+
+    Returns as soon as the requests are queued, so the caller can do other work (score the batch under
+    the reference model, or update on the previous batch) while the verifier runs (17.9.5). With
+    ``multi_turn`` the first turn is graded by the public tests before the second is sampled.
     Rollout ids are ``{id_prefix}{step}-g{task index}-r{member}``; they are stable across a resume because
     the task choice and the sampling generator are seeded by the step.
     """
@@ -157,21 +194,40 @@ def collect(policy: PolicyHandle, tasks: list[CodeTask], group_size: int, grader
                                            s.stop_reason))
             t_sample += time.perf_counter() - t2
     finals = [completion_text(tok, c[-1].completion_ids) for c in calls]
-    t3 = time.perf_counter()
-    verdicts = grader.grade([(task.candidate(text), task.fixture) for text, (_, _, task) in zip(finals, owners)])
-    t_verify += time.perf_counter() - t3
+    pending = grader.submit([(task.candidate(text), task.fixture) for text, (_, _, task) in zip(finals, owners)])
     records = []
-    for (g, r, task), call_list, text, (verdict, cached) in zip(owners, calls, finals, verdicts):
-        evidence = verdict.to_dict()
-        evidence["cached"] = cached
+    for (g, r, task), call_list, text in zip(owners, calls, finals):
         records.append(RolloutRecord(
             rollout_id=f"{id_prefix}{step}-g{g}-r{r}", group_id=f"{id_prefix}{step}-g{g}", task_id=task.task_id,
             problem_id=task.problem_id, split=task.split, step=step, fixture=task.fixture.name,
             fixture_version=task.fixture.version, sampling=cfg.to_dict(), tokenizer_digest=policy.tokenizer_digest,
-            invocations=call_list, completion_text=text, verdict=verdict.outcome, reward=verdict.reward,
-            evidence=evidence, stop_reason=call_list[-1].stop_reason, prompt_tokens=len(call_list[0].prefix_ids),
+            invocations=call_list, completion_text=text, verdict="unknown", reward=None,
+            evidence={"stop_reason": "awaiting the verifier"}, stop_reason=call_list[-1].stop_reason,
+            prompt_tokens=len(call_list[0].prefix_ids),
             completion_tokens=sum(len(c.completion_ids) for c in call_list), policy_version=policy.version))
-    return records, {"sample_s": t_sample, "verify_s": t_verify}
+    return Collection(records, pending, {"sample_s": t_sample, "verify_s": t_verify})
+
+
+def finish_collect(collection: Collection, grader: Grader) -> tuple[list[RolloutRecord], dict]:
+    """Wait for a :class:`Collection`'s verdicts and write them into its records; returns the records and
+    timings in seconds (``verify_s`` counts only the time spent waiting here and on a first turn)."""
+    t0 = time.perf_counter()
+    verdicts = grader.wait(collection.pending)
+    times = dict(collection.times)
+    times["verify_s"] += time.perf_counter() - t0
+    for record, (verdict, cached) in zip(collection.records, verdicts):
+        evidence = verdict.to_dict()
+        evidence["cached"] = cached
+        record.verdict, record.reward, record.evidence = verdict.outcome, verdict.reward, evidence
+    return collection.records, times
+
+
+def collect(policy: PolicyHandle, tasks: list[CodeTask], group_size: int, grader: Grader, step: int,
+            generator, multi_turn: bool = False, id_prefix: str = "s") -> tuple[list[RolloutRecord], dict]:
+    """Sample ``group_size`` rollouts per task, grade them, return records and timings (seconds):
+    :func:`start_collect` followed at once by :func:`finish_collect`."""
+    return finish_collect(start_collect(policy, tasks, group_size, grader, step, generator, multi_turn,
+                                        id_prefix), grader)
 
 
 def replay_max_deviation(model, records: list[RolloutRecord], pad_id: int) -> float:

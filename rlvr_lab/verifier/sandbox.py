@@ -20,7 +20,6 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from rlvr_lab.verifier.backend import (
@@ -70,8 +69,15 @@ def check_available() -> None:
     _available = "ok"
 
 
+#: Host-wide directory of slot-uid locks. A fixed path, not ``$TMPDIR``: two processes with different
+#: temporary directories must still never hand the same uid (and so the same process limit) to two slots.
+LOCK_DIR = "/run/rlvr-verifier-uids"
+
+
 def _lock_dir() -> Path:
-    path = Path(tempfile.gettempdir()) / "rlvr-verifier-uids"
+    path = Path(LOCK_DIR)
+    if not os.access(path.parent, os.W_OK):  # no writable /run: fall back to the shared temp directory
+        path = Path("/tmp") / "rlvr-verifier-uids"
     path.mkdir(mode=0o700, exist_ok=True)
     return path
 
