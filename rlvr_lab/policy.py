@@ -195,7 +195,8 @@ def sample(model, prompts: list[list[int]], cfg: SamplingConfig, eos_id: int, pa
            generator: torch.Generator | None = None) -> list[Sample]:
     """Sample one completion per prompt with a KV cache, recording behaviour log-probs (17.5.2).
 
-    Prompts of unequal length are left-padded; position ids skip the padding. Finished rows keep running
+    Prompts of unequal length are left-padded; position ids skip the padding. Repeated prompts (a GRPO
+    group) are prefilled once and their key/value cache copied to each row. Finished rows keep running
     on ``pad`` but record nothing. Returns one :class:`Sample` per prompt, in order.
 
     >>> tok = train_tokenizer(["abc def"] * 5, vocab_size=270)
@@ -209,9 +210,11 @@ def sample(model, prompts: list[list[int]], cfg: SamplingConfig, eos_id: int, pa
     device = next(model.parameters()).device
     n = len(prompts)
     width = max(len(p) for p in prompts)
-    ids = torch.full((n, width), pad_id, dtype=torch.long)
-    attn = torch.zeros((n, width), dtype=torch.long)
-    for i, p in enumerate(prompts):
+    distinct: dict[tuple[int, ...], int] = {}  # a GRPO group repeats its prompt G times: prefill it once
+    owner = torch.tensor([distinct.setdefault(tuple(p), len(distinct)) for p in prompts], device=device)
+    ids = torch.full((len(distinct), width), pad_id, dtype=torch.long)
+    attn = torch.zeros((len(distinct), width), dtype=torch.long)
+    for i, p in enumerate(distinct):
         ids[i, width - len(p):] = torch.tensor(p)
         attn[i, width - len(p):] = 1
     ids, attn = ids.to(device), attn.to(device)
@@ -219,7 +222,9 @@ def sample(model, prompts: list[list[int]], cfg: SamplingConfig, eos_id: int, pa
     cache_arg = _cache_keyword(model)
     out = model(input_ids=ids, attention_mask=attn, position_ids=positions, use_cache=True)
     cache = _cache_of(out)
-    logits = out.logits[:, -1, :]
+    cache.batch_select_indices(owner)  # one copy of the prompt's keys and values per row from here on
+    logits = out.logits[owner, -1, :]
+    attn, positions = attn[owner], positions[owner]
     next_pos = positions[:, -1] + 1
     done = torch.zeros(n, dtype=torch.bool, device=device)
     toks: list[list[int]] = [[] for _ in range(n)]

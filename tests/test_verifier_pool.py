@@ -103,3 +103,15 @@ def test_pools_started_at_the_same_instant_in_several_processes(tmp_path):
     for proc, (out, err) in zip(procs, outs):
         assert proc.returncode == 0, err[-2000:]
         assert out.split() == ["pass", "pass", "pass", "fail", "fail"], (out, err[-2000:])
+
+
+def test_submit_many_is_one_entry_verified_in_order():
+    fx = function_fixture()
+    cands = [Candidate({"solution.py": GOOD}), candidate("def double(x):\n    return 0\n"),
+             Candidate({"solution.py": GOOD + "# again\n"})]
+    with VerifierPool(workers=2, max_queue=1, seed=6) as pool:
+        futures = pool.submit_many(cands, fx)  # three candidates, one queue entry (max_queue=1 holds it)
+        assert [f.result(timeout=60).outcome for f in futures] == ["pass", "fail", "pass"]
+        assert [f.result().candidate_digest for f in futures] == [c.digest for c in cands]
+        with pytest.raises(ValueError, match="at least one"):
+            pool.submit_many([], fx)

@@ -99,11 +99,16 @@ def sampling_of(config: TrainConfig) -> SamplingConfig:
 
 
 def open_pool(config: TrainConfig):
-    """The isolated verifier pool the rewards come from."""
+    """The isolated verifier pool the rewards come from.
+
+    Its queue holds two training batches: a whole batch is submitted at once and then graded while the
+    learner works, so a smaller queue would make the submission itself wait for the verifier (the
+    backpressure still bounds memory when the verifier falls behind by more than that).
+    """
     from rlvr_lab.verifier import VerifierPool
 
     return VerifierPool(workers=config.verifier_workers, backend=config.verifier_backend,
-                        max_queue=max(64, 4 * config.verifier_workers))
+                        max_queue=max(64, 2 * config.tasks_per_step * config.group_size))
 
 
 def heldout_subset(config: TrainConfig, suite: list[CodeTask]) -> list[CodeTask]:

@@ -31,35 +31,46 @@ class Grader:
     """The trainer's side of the verifier boundary: submits to a VerifierPool, waits, caches.
 
     ``pool`` is anything with ``submit(candidate, fixture) -> Future[Verdict]`` (a
-    :class:`rlvr_lab.verifier.VerifierPool`). With ``cache`` on, a resolved verdict is reused for a
-    byte-identical candidate on the same fixture name and version; unresolved verdicts are never cached.
+    :class:`rlvr_lab.verifier.VerifierPool`; its ``submit_many`` is used when present, one entry per
+    fixture). With ``cache`` on, a resolved verdict is reused for a byte-identical candidate on the same
+    fixture name, version and checker version (a task's public and hidden tests are different checkers);
+    unresolved verdicts are never cached.
     """
 
     def __init__(self, pool, cache: bool = True, timeout_s: float = 120.0):
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
         self.pool, self.cache_on, self.timeout_s = pool, cache, timeout_s
-        self.cache: dict[tuple[str, str, str], Verdict] = {}
+        self.cache: dict[tuple[str, str, str, str], Verdict] = {}
         self.submitted = 0
         self.cache_hits = 0
         self.seconds = 0.0
 
     def submit(self, items: list[tuple[Candidate, Fixture]]) -> "PendingGrades":
         """Send the (candidate, fixture) pairs the cache cannot answer to the pool; returns at once."""
-        keys = [(f.name, f.version, c.digest) for c, f in items]
-        futures = {}
+        keys = [(f.name, f.version, f.checker_version, c.digest) for c, f in items]
+        by_fixture: dict[tuple[str, str, str], list[tuple[tuple[str, str, str, str], Candidate, Fixture]]] = {}
+        seen = set()
         for key, (cand, fx) in zip(keys, items):
-            if (self.cache_on and key in self.cache) or key in futures:
+            if (self.cache_on and key in self.cache) or key in seen:
                 continue
-            futures[key] = self.pool.submit(cand, fx)
-            self.submitted += 1
+            seen.add(key)
+            by_fixture.setdefault(key[:3], []).append((key, cand, fx))
+        futures = {}
+        for todo in by_fixture.values():  # one queue entry per fixture: a slot collects its tests once
+            if hasattr(self.pool, "submit_many"):
+                futs = self.pool.submit_many([c for _, c, _ in todo], todo[0][2])
+            else:
+                futs = [self.pool.submit(c, fx) for _, c, fx in todo]
+            futures.update({key: f for (key, _, _), f in zip(todo, futs)})
+            self.submitted += len(todo)
         return PendingGrades(items, keys, futures)
 
     def wait(self, pending: "PendingGrades") -> list[tuple[Verdict, bool]]:
         """Verdicts of a :meth:`submit`, in order, each with a ``cached`` flag; seconds spent waiting are
         added to :attr:`seconds`."""
         start = time.perf_counter()
-        fresh: dict[tuple[str, str, str], Verdict] = {}
+        fresh: dict[tuple[str, str, str, str], Verdict] = {}
         for key, fut in pending.futures.items():
             cand, fx = pending.items[pending.keys.index(key)]
             try:
@@ -91,7 +102,7 @@ class PendingGrades:
     """Verifier requests in flight: the pairs, their cache keys and one future per distinct uncached key."""
 
     items: list[tuple[Candidate, Fixture]]
-    keys: list[tuple[str, str, str]]
+    keys: list[tuple[str, str, str, str]]
     futures: dict
 
 

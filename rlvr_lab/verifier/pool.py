@@ -11,6 +11,10 @@ and with ``timeout=t`` it raises :class:`PoolFull` after ``t`` seconds. Size the
 :func:`rlvr_lab.cycle_time.verifier_workers`: arrival rate x expected trials x trial seconds over the
 target utilization.
 
+``submit_many`` queues several candidates for one fixture as a single entry that one slot verifies in a
+row: a slot keeps a fixture's hidden tests collected between verifications, so a trainer that submits a
+whole GRPO group this way pays the collection once per group instead of once per fixture switch.
+
 ``close()`` (also on leaving a ``with`` block) stops accepting work, lets the slots finish what is
 queued (``cancel_pending=True`` cancels the queued futures instead), then stops the slots.
 """
@@ -81,25 +85,35 @@ class VerifierPool:
             item = self._queue.get()
             if item is _STOP:
                 return
-            future, candidate, fixture, trials = item
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(verifier.verify(candidate, fixture, trials))
-            except BaseException as exc:  # ValueError for bad input, SandboxUnavailable, ...
-                future.set_exception(exc)
+            futures, candidates, fixture, trials = item
+            for future, candidate in zip(futures, candidates):
+                if not future.set_running_or_notify_cancel():
+                    continue
+                try:
+                    future.set_result(verifier.verify(candidate, fixture, trials))
+                except BaseException as exc:  # ValueError for bad input, SandboxUnavailable, ...
+                    future.set_exception(exc)
 
     def submit(self, candidate: Candidate, fixture: Fixture, trials: int | None = None, block: bool = True,
                timeout: float | None = None) -> "Future[Verdict]":
         """Queue one verification; blocks while the queue is full (see the module docstring)."""
+        return self.submit_many([candidate], fixture, trials, block, timeout)[0]
+
+    def submit_many(self, candidates: Iterable[Candidate], fixture: Fixture, trials: int | None = None,
+                    block: bool = True, timeout: float | None = None) -> "list[Future[Verdict]]":
+        """Queue several verifications against one fixture as one entry, verified in a row by one slot;
+        one future per candidate, in order. Backpressure as :meth:`submit` (the entry counts once)."""
         if self._closed:
             raise PoolClosed("submit after close()")
-        future: Future = Future()
+        candidates = list(candidates)
+        if not candidates:
+            raise ValueError("candidates must hold at least one candidate")
+        futures: list[Future] = [Future() for _ in candidates]
         try:
-            self._queue.put((future, candidate, fixture, trials), block=block, timeout=timeout)
+            self._queue.put((futures, candidates, fixture, trials), block=block, timeout=timeout)
         except queue.Full:
             raise PoolFull(f"the verification queue holds {self.max_queue} requests") from None
-        return future
+        return futures
 
     def map(self, candidates: Iterable[Candidate], fixture: Fixture, trials: int | None = None) -> list[Verdict]:
         """Verify many candidates against one fixture; verdicts in input order."""
@@ -124,7 +138,8 @@ class VerifierPool:
                 except queue.Empty:
                     break
                 if item is not _STOP:
-                    item[0].cancel()
+                    for future in item[0]:
+                        future.cancel()
         for _ in self._threads:
             self._queue.put(_STOP)
         for t in self._threads:
