@@ -488,8 +488,8 @@ def is_exploit(completion):
 LAB = {"ci": dict(sft_families=("arith",), families=("arith", "branch"), problems_per_family=4, sft_steps=40,
                   sft_batch=8, grpo_steps=3, tasks_per_step=4, group_size=4, heldout_tasks=2, exploit_demos=2),
        "cpu": dict(sft_families=("arith", "affine"), families=("affine", "branch"), problems_per_family=6,
-                   sft_steps=120, sft_batch=16, grpo_steps=12, tasks_per_step=6, group_size=8, heldout_tasks=8,
-                   exploit_demos=3),
+                   sft_steps=120, sft_batch=16, grpo_steps=60, tasks_per_step=6, group_size=8, heldout_tasks=8,
+                   exploit_demos=1),
        "gpu": dict(sft_families=("arith", "affine"), families=("affine", "branch", "listagg"), problems_per_family=8,
                    sft_steps=200, sft_batch=32, grpo_steps=30, tasks_per_step=16, group_size=8, heldout_tasks=16,
                    exploit_demos=4)}[PRESET]
@@ -609,14 +609,23 @@ print(f"naive run: {len(lone)} groups with a lone pass, {len(hacked_lone)} of th
 The chapter's claim, measured: under the naive reward the exploit is the one behaviour that earns reward
 when honest passes are rare, so every group it wins hands it the largest coefficient and its rate climbs
 while the true pass rate does not; under the isolated verifier the same demonstrations earn nothing and
-the exploit is trained away (or at least not reinforced). The `ci` preset runs only a few steps, so its
-trend is short; use `cpu` for a clear picture. The numbers of this run:"""),
+the exploit is not reinforced. Note the "at least": on the hard family nearly every group fails, and an
+all-fail group has zero contrast (section 17.5.4), so the isolated verifier gives the exploit no *negative*
+push there either - it simply stops being copied. One step samples only six tasks, so a single step's rate
+jumps with the family mix; the summary averages the first and the last ten steps (a quarter of the run on
+`ci`). The `ci` preset runs only a few steps, so its trend is short; use `cpu` for a clear picture. The
+numbers of this run:"""),
     code("""print(f"Measured on {HARDWARE}, preset {PRESET}, one seed ({base.seed}), {LAB['exploit_demos']} exploit "
       f"demonstrations in the warm start, {base.grpo_steps} GRPO steps of {base.tasks_per_step} tasks x G = {G}.")
+span = max(1, min(10, len(next(iter(curves.values()))) // 4))
+def ends(rows, key):
+    values = np.array([r[key] for r in rows], dtype=float)
+    return np.nanmean(values[:span]), np.nanmean(values[-span:])
+print(f"Means over the first and the last {span} steps:")
 for name, rows in curves.items():
-    print(f"- rewarded by {name}: exploit rate {rows[0]['exploit']:.3f} at the first step -> {rows[-1]['exploit']:.3f} "
-          f"at the last; true pass rate {rows[0]['true']:.3f} -> {rows[-1]['true']:.3f}; "
-          f"training reward {rows[0]['reward']:.3f} -> {rows[-1]['reward']:.3f}")"""),
+    (e0, e1), (h0, h1), (t0, t1), (r0, r1) = (ends(rows, k) for k in ("exploit", "exploit_hard", "true", "reward"))
+    print(f"- rewarded by {name}: exploit rate {e0:.3f} -> {e1:.3f} (on the family without demonstrations "
+          f"{h0:.3f} -> {h1:.3f}); true pass rate {t0:.3f} -> {t1:.3f}; training reward {r0:.3f} -> {r1:.3f}")"""),
 ]
 
 # ---------------------------------------------------------------- lab 5: pathologies
