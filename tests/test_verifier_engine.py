@@ -62,6 +62,13 @@ def test_wrong_exception_type_fails(verifier):
 def test_syntax_error_fails(verifier):
     verdict = verifier.verify(Candidate({"solution.py": "def double(:\n"}), function_fixture())
     assert verdict.outcome == "fail"
+    # decided by parsing in the runner, before any sandbox: no trial, and the reason names file and line
+    assert verdict.trials == () and verdict.stop_reason.startswith("does not compile: solution.py: SyntaxError")
+    for text in ("def double(x):\nreturn 2 * x\n", "def double(x):\n    return 2 *\x00 x\n"):
+        assert verifier.verify(Candidate({"solution.py": text}), function_fixture()).outcome == "fail"
+    # a broken file that no test imports is not the gate's business: the trials decide (and pass)
+    fine = verifier.verify(Candidate({"solution.py": GOOD, "helpers/unused.py": "def (\n"}), function_fixture())
+    assert fine.outcome == "pass" and len(fine.trials) >= 1
 
 
 def test_admission_refuses_non_permitted_path(verifier):

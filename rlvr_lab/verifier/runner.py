@@ -481,6 +481,9 @@ class SlotRunner:
         problem = workspace.admission_error(candidate, fixture)
         if problem:
             return {"outcome": "fail", "trials": (), "stop_reason": f"admission: {problem}"}
+        problem = workspace.compile_error(candidate, fixture)
+        if problem:  # deterministic: every trial would fail at the tests' import of this module
+            return {"outcome": "fail", "trials": (), "stop_reason": f"does not compile: {problem}"}
         test_dir, expected = self._fixture_dir(fixture)
         self.counter += 1
         graded = Path(self.backend.workspace_root) / f"c{os.getpid()}-{self.counter}"

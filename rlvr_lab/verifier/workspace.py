@@ -5,12 +5,15 @@ the fixture's base revision. :func:`capture` turns an explored tree into that ch
 :func:`admission_error` refuses any change outside the fixture's permitted paths (tests, conftest files,
 pytest configuration, ``sitecustomize``, ``.pth`` files are never permitted unless a fixture says so),
 and :func:`apply` writes base + change into a fresh directory that becomes the graded copy.
+:func:`compile_error` is a cheap gate in front of the sandbox: a module the hidden tests import that
+Python cannot even parse fails every test at import, so it fails without a trial (parsing runs nothing).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import warnings
 import posixpath
 import shutil
 from pathlib import Path
@@ -22,6 +25,8 @@ from rlvr_lab.verifier.schema import Candidate, Fixture
 MAX_FILE_CHARS = 1_000_000
 #: Most files a candidate may change.
 MAX_FILES = 200
+#: Largest module the runner parses itself for :func:`compile_error`; larger ones go to a trial.
+MAX_COMPILE_CHARS = 64 * 1024
 #: Directory and file names never captured from an explored tree (caches, VCS metadata).
 IGNORED_NAMES = ("__pycache__", ".git", ".pytest_cache", ".mypy_cache", ".ipynb_checkpoints")
 
@@ -69,6 +74,52 @@ def admission_error(candidate: Candidate, fixture: Fixture) -> str | None:
         if not any(fnmatch.fnmatchcase(path, pattern) for pattern in fixture.allowed_paths):
             allowed = ", ".join(fixture.allowed_paths) or "nothing"
             return f"path {path!r} is not permitted (allowed: {allowed})"
+    return None
+
+
+def module_of(path: str) -> str | None:
+    """Dotted module name of a ``.py`` path, or None.
+
+    >>> module_of("solution.py"), module_of("pkg/__init__.py"), module_of("pkg/mod.py"), module_of("a.txt")
+    ('solution', 'pkg', 'pkg.mod', None)
+    """
+    if not path.endswith(".py"):
+        return None
+    parts = path[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts) or None
+
+
+def compile_error(candidate: Candidate, fixture: Fixture) -> str | None:
+    r"""Why a module the hidden tests import (one of ``fixture.modules``) cannot be compiled, or None.
+
+    ``compile`` parses and generates bytecode; it executes nothing, so the trusted runner may call it on
+    untrusted text. Only small files of the listed modules are checked, so the verdict is the one a trial
+    would reach: the tests' import of that module raises, and every test fails. Anything else (a file no
+    test imports, a very large file, a parser that gives up with RecursionError or MemoryError) is left
+    to the trials.
+
+    >>> fx = Fixture("t", "v1", files={"solution.py": ""}, hidden_tests={}, allowed_paths=("*.py",),
+    ...              modules=("solution",))
+    >>> print(compile_error(Candidate({"solution.py": "def f(:\n"}), fx))
+    solution.py: SyntaxError: invalid syntax (line 1)
+    >>> compile_error(Candidate({"solution.py": "def f():\n    return 1\n", "notes.py": "def (\n"}), fx) is None
+    True
+    """
+    for path, text in sorted(candidate.files.items()):
+        if module_of(path) not in fixture.modules or len(text) > MAX_COMPILE_CHARS:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compile(text, path, "exec", dont_inherit=True)
+        except SyntaxError as exc:  # IndentationError and TabError included
+            return f"{path}: {type(exc).__name__}: {exc.msg} (line {exc.lineno})"
+        except ValueError as exc:  # e.g. a null byte in the source
+            return f"{path}: ValueError: {exc}"
+        except (RecursionError, MemoryError):
+            continue
     return None
 
 
