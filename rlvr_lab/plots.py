@@ -167,7 +167,10 @@ def reward_weights_figure(w_format: float = 0.2, w_length: float = 0.3) -> Figur
     ax2.axvline(worst_pass, color=PASS_COLOR, ls="--", lw=1)
     ax2.axvline(best_fail, color=FAIL_COLOR, ls="--", lw=1)
     gap = worst_pass - best_fail
-    title = f"Score ranges: gap of {gap:.2f}" if gap > 1e-12 else f"Score ranges: overlap of {-gap:.2f}"
+    if abs(gap) <= 1e-12:
+        title = "Score ranges: touching (the worst pass ties the best failure)"
+    else:
+        title = f"Score ranges: gap of {gap:.2f}" if gap > 0 else f"Score ranges: overlap of {-gap:.2f}"
     ax2.set(xlabel="composite score R", title=title, xlim=(min(-1.1, worst_fail - 0.1), max(2.1, best_pass + 0.1)))
     return fig
 
@@ -181,7 +184,11 @@ def all_pass_figure(trials: int = 3, q_bad: float = 0.20, q_good: float = 0.98, 
     >>> len(all_pass_figure(3, 0.2, 0.98).axes[0].lines) >= 2
     True
     """
-    ks = np.arange(1, max(int(max_trials), int(trials)) + 1)
+    v.probability("q_bad", q_bad)
+    v.probability("q_good", q_good)
+    trials = v.integer("trials", trials, 1)
+    max_trials = v.integer("max_trials", max_trials, 1)
+    ks = np.arange(1, max(max_trials, trials) + 1)
     accept_bad = [rewards.all_pass_probability(q_bad, k) for k in ks]
     reject_good = [1 - rewards.all_pass_probability(q_good, k) for k in ks]
     fig, (ax1, ax2) = _figure()
@@ -216,6 +223,7 @@ def fork_figure(horizon: int = 30, continuations: int = 8, forks=(10, 20)) -> Fi
     >>> fork_figure(30, 8, [10, 20]).axes[0].get_yscale()
     'log'
     """
+    v.integer("continuations", continuations, 1)
     chosen = credit.fork_set(horizon, forks)
     hs = np.arange(max(3, len(chosen) + 1), max(61, horizon + 1))
     n_forks = len(chosen)

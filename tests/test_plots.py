@@ -144,7 +144,7 @@ def test_reward_weights_figure_reports_overlap_for_unsafe_weights():
     assert plots.reward_weights_figure(0.2, 0.3).axes[1].get_title() == 'Score ranges: gap of 0.50'
     assert plots.reward_weights_figure(0.4, 0.7).axes[1].get_title() == 'Score ranges: overlap of 0.10'
     # the bound is strict: at w_f + w_l = 1 the best failure ties the worst pass, which is no gap
-    assert plots.reward_weights_figure(0.5, 0.5).axes[1].get_title().startswith('Score ranges: overlap of ')
+    assert plots.reward_weights_figure(0.5, 0.5).axes[1].get_title().startswith('Score ranges: touching')
     fig = plots.reward_weights_figure(0.4, 0.7)
     left, right = fig.axes
     assert _marks(left) == [(0.4, 0.7)] and 'margin -0.10' in _texts(left)
@@ -197,6 +197,10 @@ def test_bad_figure_input_raises_value_error_naming_the_argument():
         (plots.false_accept_figure, {'alpha': -0.1}, 'alpha'),
         (plots.false_accept_figure, {'rho': 2.0}, 'rho'),
         (plots.all_pass_figure, {'trials': 0}, 'trials'),
+        (plots.all_pass_figure, {'q_bad': 1.5}, 'q_bad'),
+        (plots.all_pass_figure, {'q_good': -0.1}, 'q_good'),
+        (plots.all_pass_figure, {'max_trials': 0}, 'max_trials'),
+        (plots.fork_figure, {'continuations': 0}, 'continuations'),
         (plots.cycle_figure, {'t_reset': -1.0}, 't_reset'),
         (plots.cycle_figure, {'slots': 0}, 'slots'),
         (plots.barrier_figure, {'durations': []}, 'durations'),
@@ -214,3 +218,8 @@ def test_bad_figure_input_raises_value_error_naming_the_argument():
             make(**kwargs)
         assert str(err.value).split()[0] == name, (make.__name__, kwargs, str(err.value))
         assert 'must be' in str(err.value)
+
+
+def test_reward_weights_title_at_the_boundary_says_touching_not_minus_zero():
+    title = plots.reward_weights_figure(0.5, 0.5).axes[1].get_title()
+    assert title.startswith('Score ranges: touching') and '-0.00' not in title
