@@ -170,3 +170,51 @@ def _docker_case(info, ours, engine):
             except OSError:
                 continue
             assert not (comm == info.marker and in_container), f"{info.marker} survives as pid {pid}"
+
+
+class _StoppingContainer:
+    """A container that reports Running, then has stopped by the time the session kills it (the engine
+    answers 409 "is not running"): what a candidate calling sys.exit(0) at import looks like."""
+
+    id = "fake"
+
+    def __init__(self):
+        self.reloads, self.removed = 0, False
+        self.attrs = {"State": {"Running": True}}
+        self.client = self
+
+    def reload(self):
+        self.reloads += 1
+        if self.reloads > 1:
+            self.attrs = {"State": {"Running": False, "ExitCode": 0, "OOMKilled": False, "Status": "exited"}}
+
+    def kill(self):
+        raise RuntimeError('409 Client Error: Conflict ("Container fake is not running")')
+
+    def wait(self, timeout=None):
+        return {"StatusCode": 0}
+
+    def logs(self, **kwargs):
+        return iter(())
+
+    def events(self, **kwargs):
+        return iter(())
+
+    def remove(self, force=False):
+        self.removed = True
+
+
+def test_a_container_that_stops_just_before_the_kill_is_the_candidates_own_exit(tmp_path):
+    """Not an infrastructure fault: the candidate ended itself, so the trial fails (it must not be pending)."""
+    import socket
+
+    from rlvr_lab.verifier.docker_backend import DockerSession
+    from rlvr_lab.verifier.schema import Limits
+
+    container = _StoppingContainer()
+    ours, theirs = socket.socketpair()
+    session = DockerSession(container, ours, Limits(wall_s=30.0), tmp_path / "chan")
+    record = session.kill()
+    theirs.close()
+    assert record.kind == "exited" and record.exit_code == 0, record
+    assert container.removed

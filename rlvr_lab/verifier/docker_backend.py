@@ -267,7 +267,12 @@ class DockerSession(SandboxSession):
             state = self.container.attrs["State"]
             ran_out = not state.get("Running", False)
             if not ran_out:
-                self.container.kill()
+                try:
+                    self.container.kill()
+                except Exception as exc:  # it stopped between the reload and the kill: its own end
+                    if "is not running" not in str(exc):
+                        raise
+                    ran_out = True
             self.container.wait(timeout=30)
             self.container.reload()
             state = self.container.attrs["State"]
