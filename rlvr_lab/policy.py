@@ -128,8 +128,16 @@ def save_policy(model, tokenizer, path: str) -> None:
     >>> len(t) == len(tok)
     True
     """
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
+    from transformers.utils import logging as hf_logging
+
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # a per-checkpoint "Writing model shards" bar would break the run's bar
+    try:
+        model.save_pretrained(path)
+        tokenizer.save_pretrained(path)
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
 
 
 def load_policy(name_or_path: str, device: str = "cpu", dtype: torch.dtype | None = None):

@@ -18,6 +18,7 @@ import shutil
 
 import torch
 
+from rlvr_lab.policy import save_policy
 from rlvr_lab.records import file_digest
 
 
@@ -45,8 +46,7 @@ def save_checkpoint(out_dir: str, step: int, model, tokenizer, optimizer, genera
     final, tmp = os.path.join(root, name), os.path.join(root, name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
+    save_policy(model, tokenizer, tmp)
     records_size = os.path.getsize(records_path) if os.path.exists(records_path) else 0
     metrics_size = os.path.getsize(metrics_path) if os.path.exists(metrics_path) else 0
     torch.save({"step": step, "version": version, "optimizer": optimizer.state_dict(),

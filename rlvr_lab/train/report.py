@@ -42,6 +42,9 @@ def format_report(result, config) -> str:
     total = sum(result.timing.values()) or 1.0
     for name, secs in sorted(result.timing.items(), key=lambda kv: -kv[1]):
         lines.append(f"  {name:<11} {secs:8.1f} s  {100 * secs / total:5.1f} %")
+    lines.append("  (verify counts only the time spent waiting for verdicts; the verifier pool works while the "
+                 "trainer samples, scores and updates" + (", and overlap updates on the previous batch meanwhile)"
+                                                         if getattr(config, "overlap", False) else ")"))
     lines.append(f"output: {result.out_dir}")
     return "\n".join(lines)
 
