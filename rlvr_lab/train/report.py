@@ -63,12 +63,16 @@ def write_report(result, config, grader=None) -> str:
     with open(os.path.join(result.out_dir, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=2, sort_keys=True, default=str)
     if config.plots and result.metrics:
-        plot_metrics(result.metrics, os.path.join(result.out_dir, "plots"))
+        plot_metrics(result.metrics, os.path.join(result.out_dir, "plots"), before=result.before)
     return text
 
 
-def plot_metrics(rows: list[dict], out_dir: str) -> list[str]:
-    """One PNG per diagnostic that the rows carry; returns the written paths."""
+def plot_metrics(rows: list[dict], out_dir: str, before: dict | None = None) -> list[str]:
+    """One PNG per diagnostic that the rows carry; returns the written paths.
+
+    ``before`` (the warm start's held-out evaluation) becomes the first point of the held-out panel, at
+    step -1, with its 95 % interval; later evaluations carry their intervals too.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -86,8 +90,19 @@ def plot_metrics(rows: list[dict], out_dir: str) -> list[str]:
         if not pts:
             continue
         fig, ax = plt.subplots(figsize=(4.5, 3))
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o" if len(pts) < 30 else None)
-        ax.set_xlabel("GRPO step")
+        if key == "heldout_pass1":
+            evals = ([(-1, before)] if before else []) + [
+                (r["step"], {k[len("heldout_"):]: v for k, v in r.items() if k.startswith("heldout_")})
+                for r in rows if "heldout_pass1" in r]
+            xs = [s for s, _ in evals]
+            ys = [e["pass1"] for _, e in evals]
+            lo = [e["pass1"] - e.get("pass1_lo", e["pass1"]) for _, e in evals]
+            hi = [e.get("pass1_hi", e["pass1"]) - e["pass1"] for _, e in evals]
+            ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3)
+            ax.set_ylim(bottom=0)
+        else:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o" if len(pts) < 30 else None)
+        ax.set_xlabel("GRPO step (-1: warm start)" if key == "heldout_pass1" else "GRPO step")
         ax.set_title(title)
         fig.tight_layout()
         path = os.path.join(out_dir, f"{key}.png")
