@@ -269,3 +269,15 @@ def test_overlap_pipeline_lags_one_update_and_resumes_exactly(tmp_path, cli_run)
     assert [r.rollout_id for r in resumed] == [r.rollout_id for r in records]
     for a, b in zip(resumed, records):
         assert _sampled(a) == _sampled(b) and (a.verdict, a.version_lag) == (b.verdict, b.version_lag)
+
+
+def test_plot_metrics_writes_one_png_per_present_diagnostic(tmp_path):
+    from rlvr_lab.train.report import plot_metrics
+
+    rows = [{'step': 0, 'reward_mean': 0.2, 'entropy': 0.5},
+            {'step': 1, 'reward_mean': 0.4, 'entropy': float('nan'),
+             'heldout_pass1': 0.3, 'heldout_pass1_lo': 0.2, 'heldout_pass1_hi': 0.4}]
+    written = plot_metrics(rows, str(tmp_path), before={'pass1': 0.1, 'pass1_lo': 0.05, 'pass1_hi': 0.15})
+    names = sorted(os.path.basename(p) for p in written)
+    assert names == ['entropy.png', 'heldout_pass1.png', 'reward_mean.png']
+    assert all(os.path.getsize(p) > 1000 for p in written)
