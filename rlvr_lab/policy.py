@@ -14,6 +14,7 @@ distribution always keeps the recorded token in its support, so a ratio is never
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass
 from typing import Iterable
@@ -187,9 +188,14 @@ def transformed_logprobs(logits: torch.Tensor, cfg: SamplingConfig,
 
 def _cache_keyword(model) -> str:
     """transformers >= 5.2x names the KV cache argument ``cache``; older releases ``past_key_values``."""
+    return _cache_keyword_of(type(model))
+
+
+@functools.lru_cache(maxsize=None)
+def _cache_keyword_of(model_class) -> str:
     import inspect
 
-    params = inspect.signature(model.forward).parameters
+    params = inspect.signature(model_class.forward).parameters
     return "cache" if "cache" in params else "past_key_values"
 
 

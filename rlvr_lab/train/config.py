@@ -189,7 +189,7 @@ class TrainConfig:
         }[name]
         base.update(overrides)
         if base.get("overlap") and "max_lag" not in overrides:
-            base["max_lag"] = max(1, base.get("passes", cls.passes))
+            base["max_lag"] = base.get("passes", cls.passes)
         return cls(**base)
 
     def with_overrides(self, **overrides) -> "TrainConfig":

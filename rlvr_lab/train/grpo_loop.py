@@ -157,26 +157,24 @@ def build_policy(config: TrainConfig, suite: list[CodeTask], device: torch.devic
     return model, tok
 
 
-def score(model, records: list[RolloutRecord], sampling: SamplingConfig, pad_id: int, share_prompt: bool):
-    """Per-token log-probs of the records' sampled tokens under ``model`` (gradients flow).
+def score(model, flat: list[tuple[list[int], list[int], list[float]]], prefix: list[int],
+          sampling: SamplingConfig, pad_id: int, share_prompt: bool):
+    """Per-token log-probs of flattened records (:func:`~rlvr_lab.records.flatten`) under ``model``.
 
-    Returns ``(seqs, logp, mask, logits, logits_mask)``: the flattened sequences, logp and mask of shape
-    (B, T-1) as :func:`~rlvr_lab.policy.completion_logprobs`, and logits with their score mask for the
-    entropy. With ``share_prompt`` a group's common prompt runs through the model once
-    (:func:`~rlvr_lab.policy.shared_prefix_logprobs`, equal up to float rounding).
+    ``prefix[i]`` is the length of record i's first prompt. Returns ``(logp, mask, logits, logits_mask)``:
+    logp and mask of shape (B, T-1) as :func:`~rlvr_lab.policy.completion_logprobs` (gradients flow), and
+    logits with their score mask for the entropy. With ``share_prompt`` a group's common prompt runs
+    through the model once (:func:`~rlvr_lab.policy.shared_prefix_logprobs`, equal up to float rounding).
     """
-    seqs, masks = [], []
-    for r in records:
-        ids, mask, _ = flatten(r)
-        seqs.append(ids)
-        masks.append(mask)
+    seqs, masks = [f[0] for f in flat], [f[1] for f in flat]
     if share_prompt:
-        prefix = [len(r.invocations[0].prefix_ids) for r in records]
-        logp, mask, logits, logits_mask = shared_prefix_logprobs(model, seqs, masks, prefix, sampling, pad_id)
-    else:
-        logp, mask, logits = completion_logprobs(model, seqs, masks, sampling, pad_id, with_logits=True)
-        logits_mask = mask
-    return seqs, logp, mask, logits, logits_mask
+        return shared_prefix_logprobs(model, seqs, masks, prefix, sampling, pad_id)
+    logp, mask, logits = completion_logprobs(model, seqs, masks, sampling, pad_id, with_logits=True)
+    return logp, mask, logits, mask
+
+
+def _prefix_lengths(records: list[RolloutRecord]) -> list[int]:
+    return [len(r.invocations[0].prefix_ids) for r in records]
 
 
 def reference_logprobs(ref_model, records: list[RolloutRecord], sampling: SamplingConfig, pad_id: int,
@@ -188,9 +186,10 @@ def reference_logprobs(ref_model, records: list[RolloutRecord], sampling: Sampli
     """
     if not records:
         return {}
+    flat = [flatten(r) for r in records]
     with torch.no_grad():
-        seqs, logp, _, _, _ = score(ref_model, records, sampling, pad_id, share_prompt)
-    return {r.rollout_id: logp[i, :len(ids) - 1].float() for i, (r, ids) in enumerate(zip(records, seqs))}
+        logp = score(ref_model, flat, _prefix_lengths(records), sampling, pad_id, share_prompt)[0]
+    return {r.rollout_id: logp[i, :len(f[0]) - 1].float() for i, (r, f) in enumerate(zip(records, flat))}
 
 
 def grpo_update(model, ref_model, optimizer, records: list[RolloutRecord], config: TrainConfig, pad_id: int,
@@ -205,21 +204,21 @@ def grpo_update(model, ref_model, optimizer, records: list[RolloutRecord], confi
     groups: dict[str, list[RolloutRecord]] = {}
     for r in records:
         groups.setdefault(r.group_id, []).append(r)
-    olds, advs, order = [], [], []
+    advs, order = [], []
     for members in groups.values():
         a = grpo.group_advantages([m.reward for m in members], eps=1e-8, std=config.std)
-        for m, adv in zip(members, list(a)):
-            olds.append(flatten(m)[2])
-            advs.append(float(adv))
-            order.append(m)
-    seqs = [flatten(m)[0] for m in order]
+        advs += [float(adv) for adv in a]
+        order += members
+    flat = [flatten(m) for m in order]  # (ids, score mask, behaviour log-probs) per record, once
+    prefix = _prefix_lengths(order)
     device = next(model.parameters()).device
-    width = max(len(s) for s in seqs)
-    old = torch.tensor([o + [0.0] * (width - len(o)) for o in olds], dtype=torch.float32, device=device)[:, 1:]
+    width = max(len(f[0]) for f in flat)
+    old = torch.tensor([f[2] + [0.0] * (width - len(f[2])) for f in flat], dtype=torch.float32,
+                       device=device)[:, 1:]
     adv_t = torch.tensor(advs, dtype=torch.float32, device=device)
     if ref is None:
         ref = reference_logprobs(ref_model, order, sampling, pad_id, config.share_prompt)
-    ref_logp = torch.zeros((len(seqs), width - 1), dtype=torch.float32, device=device)
+    ref_logp = torch.zeros((len(order), width - 1), dtype=torch.float32, device=device)
     for i, m in enumerate(order):
         ref_logp[i, :ref[m.rollout_id].shape[0]] = ref[m.rollout_id].to(device)
     turns = 2 if config.multi_turn else 1
@@ -227,7 +226,7 @@ def grpo_update(model, ref_model, optimizer, records: list[RolloutRecord], confi
     diags: dict = {}
     model.train()
     for p in range(config.passes):
-        _, logp, mask, logits, logits_mask = score(model, order, sampling, pad_id, config.share_prompt)
+        logp, mask, logits, logits_mask = score(model, flat, prefix, sampling, pad_id, config.share_prompt)
         loss, d = grpo.grpo_loss(logp, old, ref_logp.float(), adv_t, mask, config.eps_low, config.eps_high,
                                  config.beta, norm=config.norm, constant=constant)
         if not torch.isfinite(loss):
@@ -245,7 +244,7 @@ def grpo_update(model, ref_model, optimizer, records: list[RolloutRecord], confi
         diags["loss"] = loss.item()
         diags["grad_norm"] = float(grad_norm)
     model.eval()
-    diags["scored_tokens"] = float(sum(sum(flatten(m)[1]) for m in order))
+    diags["scored_tokens"] = float(sum(sum(f[1]) for f in flat))
     return diags
 
 
@@ -343,10 +342,11 @@ def train(config: TrainConfig, pool=None) -> TrainResult:
         t_mark = time.perf_counter()
         waiting = None  # under overlap: a graded batch whose update runs while the next one is verified
 
-        def drains(step: int) -> bool:
-            """Steps after which the pipeline empties: evaluation, checkpoint and the last step."""
-            return ((step + 1) % config.eval_every == 0 or (step + 1) % config.checkpoint_every == 0
-                    or step + 1 == config.grpo_steps)
+        def evaluates(step: int) -> bool:
+            return (step + 1) % config.eval_every == 0 or step + 1 == config.grpo_steps
+
+        def checkpoints(step: int) -> bool:
+            return (step + 1) % config.checkpoint_every == 0 or step + 1 == config.grpo_steps
 
         def update_and_log(step, records, times, retry_s, ref):
             nonlocal version, rollouts, last_eval, t_mark, grpo_s
@@ -361,14 +361,14 @@ def train(config: TrainConfig, pool=None) -> TrainResult:
             step_s = time.perf_counter() - t_mark  # wall time since the previous step was done
             grpo_s += step_s
             row = _step_row(step, version, records, diags, times, step_s, retry_s)
-            if (step + 1) % config.eval_every == 0 or step + 1 == config.grpo_steps:
+            if evaluates(step):
                 t0 = time.perf_counter()
                 last_eval, _ = evaluate(PolicyHandle(model, tok, version, sampling, tok_digest), heldout, config,
                                         grader, f"s{step}")
                 timing["eval"] += time.perf_counter() - t0
                 row.update({f"heldout_{k}": v for k, v in last_eval.items()})
             log.append(row)
-            if (step + 1) % config.checkpoint_every == 0 or step + 1 == config.grpo_steps:
+            if checkpoints(step):
                 t0 = time.perf_counter()
                 ckpt.save_checkpoint(config.out_dir, step, model, tok, optimizer, generator, version, records_path,
                                      log.jsonl, lineage)
@@ -402,7 +402,7 @@ def train(config: TrainConfig, pool=None) -> TrainResult:
             for r in records:
                 r.age_s = time.perf_counter() - t_collect
             timing["verify"] += retry_s
-            if config.overlap and not drains(step):
+            if config.overlap and not (evaluates(step) or checkpoints(step)):  # the pipeline drains there
                 waiting = (step, records, times, retry_s, ref)
             else:
                 update_and_log(step, records, times, retry_s, ref)

@@ -62,17 +62,16 @@ class Grader:
                 futs = self.pool.submit_many([c for _, c, _ in todo], todo[0][2])
             else:
                 futs = [self.pool.submit(c, fx) for _, c, fx in todo]
-            futures.update({key: f for (key, _, _), f in zip(todo, futs)})
+            futures.update({key: (f, cand, fx) for (key, cand, fx), f in zip(todo, futs)})
             self.submitted += len(todo)
-        return PendingGrades(items, keys, futures)
+        return PendingGrades(keys, futures)
 
     def wait(self, pending: "PendingGrades") -> list[tuple[Verdict, bool]]:
         """Verdicts of a :meth:`submit`, in order, each with a ``cached`` flag; seconds spent waiting are
         added to :attr:`seconds`."""
         start = time.perf_counter()
         fresh: dict[tuple[str, str, str, str], Verdict] = {}
-        for key, fut in pending.futures.items():
-            cand, fx = pending.items[pending.keys.index(key)]
+        for key, (fut, cand, fx) in pending.futures.items():
             try:
                 verdict = fut.result(timeout=self.timeout_s)
             except FutureTimeout:
@@ -99,9 +98,9 @@ class Grader:
 
 @dataclass
 class PendingGrades:
-    """Verifier requests in flight: the pairs, their cache keys and one future per distinct uncached key."""
+    """Verifier requests in flight: the cache key of every pair, in order, and per distinct uncached key
+    its future with the candidate and fixture it was submitted for."""
 
-    items: list[tuple[Candidate, Fixture]]
     keys: list[tuple[str, str, str, str]]
     futures: dict
 

@@ -388,16 +388,14 @@ class SlotRunner:
 
     def _start_child(self, session: Any, test_dir: Path, seed: int, precollected: bool, result_w: int) -> int:
         """Hand the trial to the standby pytest process (fork one if it is missing or stale); its pid."""
-        if self._standby is None or self._standby[2] != self._state or \
-                not isinstance(session.channel, SocketChannel):
-            if not isinstance(session.channel, SocketChannel):
-                pid = os.fork()
-                if pid == 0:
-                    _child_setup()
-                    _child_run(self, session.channel, test_dir, seed, precollected, result_w)
-                return pid
+        if not isinstance(session.channel, SocketChannel):  # cannot be passed as a descriptor: fork now
+            pid = os.fork()
+            if pid == 0:
+                _child_setup()
+                _child_run(self, session.channel, test_dir, seed, precollected, result_w)
+            return pid
+        if self._standby is None or self._standby[2] != self._state:
             self._fork_standby()
-        assert self._standby is not None
         pid, sock, _ = self._standby
         self._standby = None
         job = json.dumps({"test_dir": str(test_dir), "seed": seed, "precollected": precollected}).encode()
@@ -409,7 +407,6 @@ class SlotRunner:
             sock.close()
         return pid
 
-    # -- one trial ---------------------------------------------------------------------------------
     def run_trial(self, graded: Path, fixture: Fixture, test_dir: Path, expected: frozenset[str],
                   seed: int) -> TrialResult:
         precollected = self._precollect(test_dir, tuple(fixture.modules))

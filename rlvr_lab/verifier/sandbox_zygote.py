@@ -341,13 +341,11 @@ class Zygote:
                 if not message:
                     return
                 request = json.loads(message.decode())
-                if request["op"] != "spawn":
+                if request["op"] != "spawn" or len(fds) != 1:
                     for fd in fds:
                         os.close(fd)
                 if request["op"] == "spawn":
                     if len(fds) != 1:
-                        for fd in fds:
-                            os.close(fd)
                         self.ctl.send(b'{"ok": false, "error": "spawn needs exactly one channel descriptor"}')
                         continue
                     try:
