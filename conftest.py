@@ -12,4 +12,4 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("RLVR_LAB_PRESET", "ci")
 
 # nbval collects the lab notebooks and the exercise *solutions*; student notebooks are graded, not tested.
-collect_ignore_glob = ["labs/exercises/student/*", "**/.ipynb_checkpoints/*", "fixtures/*", "book/*"]
+collect_ignore_glob = ["labs/exercises/student/*", "**/.ipynb_checkpoints/*", "rlvr_lab/fixtures/*", "book/*"]

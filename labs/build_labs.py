@@ -218,7 +218,7 @@ A verifier is a reward function, and a policy under optimisation pressure search
   data, and nothing defaults to `pass`.
 
 Both judge the same task, `pool_repair_01` (repair a connection pool that loses wake-ups). You will run
-the exploit gallery of `fixtures/exploits/`, then **write your own exploits** and tabulate what each
+the exploit gallery of `rlvr_lab/fixtures/exploits/`, then **write your own exploits** and tabulate what each
 harness lets through.
 
 **What is measured, where, how often.** One verification per candidate and harness on the machine printed

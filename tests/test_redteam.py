@@ -1,6 +1,6 @@
 """Red team: every exploit of the gallery against the naive harness and against our verifier.
 
-For each exploit of ``fixtures/exploits`` (section 17.3.1's three classes and the resource and escape
+For each exploit of ``rlvr_lab/fixtures/exploits`` (section 17.3.1's three classes and the resource and escape
 attacks of section 17.7): the naive harness rewards it wherever its class applies (its
 ``exploit.json`` says ``naive: pass``), our isolated verifier (backend "local") returns ``fail``, or
 ``pending``/``unknown`` where the attack is on the infrastructure, and the host is unharmed: the hidden

@@ -17,9 +17,9 @@ from verifier_helpers import GOOD, function_fixture, needs_local_sandbox
 
 pytestmark = needs_local_sandbox
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pool_repair_01"
+FIXTURES = Path(__file__).resolve().parents[1] / "rlvr_lab" / "fixtures" / "pool_repair_01"
 needs_pool_fixture = pytest.mark.skipif(not (FIXTURES / "manifest.json").is_file(),
-                                        reason="fixtures/pool_repair_01 is not in this checkout")
+                                        reason="rlvr_lab/fixtures/pool_repair_01 is not in this checkout")
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

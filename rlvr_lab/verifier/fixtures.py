@@ -26,8 +26,8 @@ from pathlib import Path
 
 from rlvr_lab.verifier.schema import Candidate, Fixture, Limits
 
-#: Default directory of on-disk fixtures: ``<repository>/fixtures`` (override with ``RLVR_FIXTURES``).
-FIXTURES_DIR = Path(__file__).resolve().parents[2] / "fixtures"
+#: Default directory of fixtures: ``rlvr_lab/fixtures``, shipped as package data (override with ``RLVR_FIXTURES``).
+FIXTURES_DIR = Path(__file__).resolve().parents[1] / "fixtures"
 #: Directory names and suffixes skipped when reading a tree.
 _SKIP = ("__pycache__", ".pytest_cache")
 #: Keys a manifest must carry.

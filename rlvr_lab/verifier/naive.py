@@ -3,7 +3,7 @@
 UNSAFE, FOR TEACHING ONLY. Never put :class:`NaiveVerifier` on a reward path and never point it at
 candidates you do not trust on this machine: their code runs as *your* user, with *your* network,
 files and processes. It exists so that the course can show each exploit of the gallery
-(``fixtures/exploits``) being rewarded, next to :class:`rlvr_lab.verifier.Verifier` rejecting it.
+(``rlvr_lab/fixtures/exploits``) being rewarded, next to :class:`rlvr_lab.verifier.Verifier` rejecting it.
 
 It does what many real harnesses do, and every step is a hole a policy can climb through:
 
