@@ -340,11 +340,7 @@ class Zygote:
             strays = [p for p in self.confine.children_of({os.getpid()}) if p not in live]
             if not strays:
                 break
-            for p in strays:
-                try:
-                    os.kill(p, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            self._kill_groups(strays)
             for p in strays:
                 try:
                     os.waitpid(p, 0)
@@ -362,6 +358,19 @@ class Zygote:
             os.rmdir(scratch)
         except OSError:
             pass
+
+    def _kill_groups(self, pids):
+        """SIGKILL each process and, first, its whole process group (a fork bomb's children share the
+        candidate's group, so they die together instead of one generation per sweep)."""
+        own = os.getpgrp()
+        for p in pids:
+            try:
+                group = os.getpgid(p)
+                if group != own:
+                    os.killpg(group, signal.SIGKILL)
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
 
     def _drain(self, pid, block=False):
         session = self.sessions[pid]
@@ -391,6 +400,8 @@ class Zygote:
                 session["ours_kind"] = kind
                 if kind == "timeout":
                     session["record"] = {"kind": "timeout", "detail": "wall-clock deadline passed"}
+            if self.mode == "process":  # the candidate's groups first: its processes must not outlive init
+                self._kill_groups(self.confine.children_of({pid}))
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
