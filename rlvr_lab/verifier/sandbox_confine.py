@@ -143,13 +143,14 @@ def children_of(pids):
 
 
 def process_count(uid):
-    """How many processes ``uid`` owns now (RLIMIT_NPROC counts them all, not only the sandbox's)."""
+    """How many tasks (threads included) ``uid`` owns now: RLIMIT_NPROC counts every task of the real
+    uid, not only the sandbox's, so the process backend adds this to the fixture's process limit."""
     count = 0
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
                 if os.stat(f"/proc/{name}").st_uid == uid:
-                    count += 1
+                    count += len(os.listdir(f"/proc/{name}/task"))
             except OSError:
                 pass
     return count
