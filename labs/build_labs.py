@@ -13,31 +13,35 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
+sys.path.insert(0, os.path.dirname(HERE))  # the checkout's rlvr_lab: the install cell comes from there
+from rlvr_lab.colab import cell_json as install_cell_json  # noqa: E402
+
 COLAB = """**Running this lab.** On Colab: *Runtime → Change runtime type → GPU*, then run the first cell, which
-installs the course library if it is missing (set `RLVR_LAB_SOURCE` to the repository's git URL or a
-local checkout). On a laptop: `pip install -e ".[all]"` in the repository and open this notebook.
+installs the course library there (from the repository, or from a wheel file you uploaded: set
+`RLVR_LAB_SOURCE` to its path first). On a laptop: `pip install ".[runtime]"` in the repository (or the
+wheel) and open this notebook.
 
 **Preset.** The lab sizes itself from the environment variable `RLVR_LAB_PRESET`: `ci` (seconds; what the
 test suite runs), `cpu` (minutes on a laptop) or `gpu` (a Colab GPU). Unset, it picks `gpu` when CUDA is
-available and `cpu` otherwise. The numbers quoted in the closing note are printed by the code from this
-run, so they always describe the preset and machine you ran."""
+available (as on a Colab GPU runtime) and `cpu` otherwise. The numbers quoted in the closing note are
+printed by the code from this run, so they always describe the preset and machine you ran."""
 
-SETUP = '''import os, sys, platform, subprocess, importlib.util
-if importlib.util.find_spec("rlvr_lab") is None:  # Colab: install the course library first
-    source = os.environ.get("RLVR_LAB_SOURCE")
-    if not source:
-        raise RuntimeError("rlvr_lab is not installed: set RLVR_LAB_SOURCE to the repository URL or path")
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", source + "[all]"])
+SETUP = '''import os, sys, platform
 
 def default_preset():
     try:
         import torch
-        return "gpu" if torch.cuda.is_available() else "cpu"
+        if torch.cuda.is_available():
+            return "gpu"
     except ImportError:
-        return "cpu"
+        pass
+    if "google.colab" in sys.modules:
+        print("Colab without a GPU: Runtime -> Change runtime type -> GPU runs the gpu preset; using cpu")
+    return "cpu"
 
 PRESET = os.environ.get("RLVR_LAB_PRESET") or default_preset()
 if PRESET not in ("ci", "cpu", "gpu"):
@@ -767,7 +771,7 @@ LABS = {"lab1_grpo_training": LAB1, "lab4_reward_hacking": LAB4, "lab5_pathologi
 
 def notebook(cells) -> dict:
     """nbformat-4 JSON of a lab from its ``(kind, source)`` cells."""
-    out = []
+    out = [install_cell_json()]  # the Colab install cell, the same in every notebook (rlvr_lab.colab)
     for i, (kind, source) in enumerate(cells):
         cell = {"cell_type": kind, "id": f"c{i:02d}", "metadata": {}, "source": source}
         if kind == "code":

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # the checkout's rlvr_lab (install cell)
+from rlvr_lab.colab import cell_json as install_cell_json  # noqa: E402
 
 INTRO = (
     "Every given is a hypothetical input from section 17.14 of the chapter, not a measurement.\n\n"
@@ -431,6 +434,7 @@ def write_all(root: str = HERE) -> list:
             nb = notebook(exercise, solution)
             for i, cell in enumerate(nb["cells"]):
                 cell["id"] = f"{exercise[0][:3]}-{i:02d}"
+            nb["cells"].insert(0, install_cell_json())  # the Colab install cell (rlvr_lab.colab)
             with open(path, "w", encoding="utf-8") as handle:
                 json.dump(nb, handle, indent=1, ensure_ascii=False)
                 handle.write("\n")

@@ -71,6 +71,7 @@ def format_verdict(verdict) -> str:
              f"candidate: sha256:{verdict.candidate_digest}",
              f"fixture: {verdict.fixture} ({verdict.fixture_version}), checker {verdict.checker_version}",
              f"backend: {verdict.backend}   attempts: {verdict.attempts}",
+             f"isolation: {', '.join(verdict.isolation) or 'none recorded'}",
              f"stop reason: {verdict.stop_reason}"]
     for i, trial in enumerate(verdict.trials, 1):
         lines.append(f"  trial {i}: {trial.outcome:7s} {trial.duration_s * 1000:8.1f} ms  seed {trial.seed:<10d} "
