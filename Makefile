@@ -1,5 +1,5 @@
 # The two commands of the README's quick start.
-.PHONY: setup train test
+.PHONY: setup train test test-fast
 
 setup:
 	bash scripts/setup.sh
@@ -12,3 +12,8 @@ train: setup
 # notebooks (nbval), the book build and the browser check.
 test: setup
 	.venv/bin/python -m pytest -n 2
+
+# The fast lane, before a commit: unit, property, doctest and red-team tests on the local verifier backend;
+# no notebooks, book build, browser, docker or slow-marked tests (under 5 minutes on 2 cores).
+test-fast: setup
+	.venv/bin/python -m pytest -n 2 -m "not slow and not book and not browser and not docker" tests rlvr_lab

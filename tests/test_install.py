@@ -110,10 +110,8 @@ def _as_user(tmp_path_factory) -> tuple[list[str], str]:
         subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", STUDENT], check=True)
     uid = subprocess.run(["id", "-u", STUDENT], capture_output=True, text=True).stdout.strip()
     gid = subprocess.run(["id", "-g", STUDENT], capture_output=True, text=True).stdout.strip()
-    python = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
-    if subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", python, "-c", "1"],
-                      capture_output=True).returncode != 0:
-        python = shutil.which("python3", path="/usr/bin:/bin") or pytest.skip("no Python the test user may run")
+    # the system's Python, as on a laptop (this suite's interpreter may live under root's home)
+    python = shutil.which("python3", path="/usr/bin:/bin") or pytest.skip("no /usr/bin/python3 for the test user")
     return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups"], python
 
 

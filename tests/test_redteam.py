@@ -195,15 +195,22 @@ def _assert_host_unharmed(verifier: Verifier, hidden_before: str, sentinel: str,
     runner = verifier.runner_pid
     assert runner is not None and os.path.exists(f"/proc/{runner}")
     table = _proc_table()
-    uid = _slot_uid(runner)
-    assert [p for p, (_, u, _) in table.items() if u == uid] == [], f"processes of slot uid {uid} survive"
-    # Below the runner only trusted helpers may stay: the sandbox zygote (with nothing under it) and
-    # pytest processes the runner forked ahead of time (same command line and uid as the runner).
+    if verifier.sandbox_uid is not None:  # root: the slot uid runs nothing any more
+        uid = _slot_uid(runner)
+        assert [p for p, (_, u, _) in table.items() if u == uid] == [], f"processes of slot uid {uid} survive"
+    # Below the runner only trusted helpers may stay: the sandbox zygote (with nothing under it but, in a
+    # user namespace, its own PID-namespace init, itself with nothing under it) and pytest processes the
+    # runner forked ahead of time (same command line and uid as the runner).
     runner_cmd = _cmdline(runner)
     for pid in _descendants(runner, table):
         ppid, owner, _ = table[pid]
         if "sandbox_zygote" in _cmdline(pid):
-            assert _descendants(pid, table) == set(), f"sandbox processes survive under zygote {pid}"
+            below = _descendants(pid, table)
+            if "user-ns" in verifier.isolation and "sandbox_zygote" not in _cmdline(ppid):
+                assert len(below) <= 1 and not any(_descendants(c, table) for c in below), (
+                    f"sandbox processes survive under zygote {pid}")
+            elif "user-ns" not in verifier.isolation or "sandbox_zygote" not in _cmdline(table[ppid][0]):
+                assert below == set(), f"sandbox processes survive under zygote {pid}"
         else:
             assert ppid == runner and owner == table[runner][1] and _cmdline(pid) == runner_cmd, (
                 f"process {pid} ({_cmdline(pid)[:80]!r}) survives below the runner")
@@ -241,7 +248,7 @@ def _exploit_case(name, pool_fx, ours, naive, request, tmp_path, monkeypatch):
     verdict = ours.verify(candidate, pool_fx)
     allowed = ("fail", "pending", "unknown") if name in INFRASTRUCTURE_ATTACKS else ("fail",)
     assert verdict.outcome in allowed, f"{name}: {verdict.outcome} ({verdict.stop_reason})"
-    assert verdict.backend == "local"
+    assert verdict.backend in ("local", "local-userns")  # root, or an ordinary user
     if admission_error(candidate, pool_fx):
         assert verdict.stop_reason.startswith("admission: "), verdict.stop_reason
         assert verdict.trials == ()

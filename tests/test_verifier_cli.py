@@ -45,7 +45,7 @@ def test_verify_rejects_bad_patch_and_refused_path(tmp_path):
               "--trials", "1", "--json")
     assert out.returncode == 1, out.stderr
     verdict = json.loads(out.stdout)
-    assert verdict["outcome"] == "fail" and verdict["backend"] == "local"
+    assert verdict["outcome"] == "fail" and verdict["backend"] in ("local", "local-userns")
     mapping = tmp_path / "cand.json"
     mapping.write_text(json.dumps({"conftest.py": "import pytest\n"}))
     out = cli("verify", str(mapping), "--fixture", "pool_repair_01")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rlvr_lab.verifier import Verifier
-from verifier_helpers import candidate, children, function_fixture, uid_processes, needs_local_sandbox
+from verifier_helpers import candidate, children, function_fixture, sandbox_processes, needs_local_sandbox
 
 pytestmark = needs_local_sandbox
 
@@ -75,7 +75,7 @@ def test_killing_the_pytest_process_gives_pending(verifier):
     assert verdict.outcome == "pending"
     assert verdict.reward is None
     assert "runner process ended abnormally" in verdict.stop_reason
-    assert uid_processes(verifier.sandbox_uid) == []
+    assert sandbox_processes(verifier) == []
 
 
 def test_killing_the_sandbox_init_gives_pending(verifier):
@@ -89,7 +89,7 @@ def test_killing_the_sandbox_init_gives_pending(verifier):
     killer.join()
     assert verdict.outcome == "pending"
     assert "sandbox failed (infrastructure)" in verdict.stop_reason
-    assert uid_processes(verifier.sandbox_uid) == []
+    assert sandbox_processes(verifier) == []
     assert verifier.verify(candidate(""), function_fixture()).outcome == "pass"  # the slot recovers
 
 
@@ -102,7 +102,7 @@ def test_killing_the_zygote_gives_pending_and_recovers(verifier):
     verdict = verifier.verify(candidate(SLOW), function_fixture())
     killer.join()
     assert verdict.outcome == "pending"
-    assert uid_processes(verifier.sandbox_uid) == []
+    assert sandbox_processes(verifier) == []
     assert verifier.verify(candidate(""), function_fixture()).outcome == "pass"
 
 
@@ -139,8 +139,8 @@ def test_killing_the_runner_every_attempt_gives_unknown():
         assert len(killed) == 2
         assert verdict.reward is None
         deadline = time.monotonic() + 3
-        while uid_processes(v.sandbox_uid) and time.monotonic() < deadline:
+        while sandbox_processes(v) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert uid_processes(v.sandbox_uid) == []
+        assert sandbox_processes(v) == []
     finally:
         v.close()

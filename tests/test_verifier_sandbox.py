@@ -19,7 +19,7 @@ import pytest
 
 from rlvr_lab.verifier import Verifier
 from rlvr_lab.verifier.schema import Limits
-from verifier_helpers import HIDDEN, candidate, function_fixture, uid_processes, needs_local_sandbox
+from verifier_helpers import HIDDEN, candidate, function_fixture, sandbox_processes, needs_local_sandbox
 
 pytestmark = needs_local_sandbox
 
@@ -42,9 +42,9 @@ def hidden_files(v: Verifier) -> list[Path]:
 def run(v: Verifier, body: str, prefix: str = "", limits: Limits | None = None):
     verdict = v.verify(candidate(body, prefix), function_fixture(limits=limits))
     deadline = time.monotonic() + 2.0
-    while uid_processes(v.sandbox_uid) and time.monotonic() < deadline:
+    while sandbox_processes(v) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert uid_processes(v.sandbox_uid) == [], "a sandbox process outlived the trial"
+    assert sandbox_processes(v) == [], "a sandbox process outlived the trial"
     for path in ESCAPES:
         assert not os.path.exists(path), f"the candidate wrote {path}"
     for path in hidden_files(v):
@@ -53,7 +53,13 @@ def run(v: Verifier, body: str, prefix: str = "", limits: Limits | None = None):
 
 
 def test_sandbox_identity(verifier):
-    assert verifier.sandbox_uid is not None and verifier.sandbox_uid >= 60000
+    """As root the candidate runs as the slot's own uid; without root, in a user namespace with every
+    capability dropped, and the verifier says so."""
+    if verifier.sandbox_uid is not None:
+        assert verifier.sandbox_uid >= 60000 and "slot-uid" in verifier.isolation
+    else:
+        assert os.geteuid() != 0 or "user-ns" in verifier.isolation
+        assert {"user-ns", "no-capabilities"} <= set(verifier.isolation)
     assert verifier.verify(candidate(""), function_fixture()).outcome == "pass"
 
 
@@ -176,7 +182,7 @@ def test_setsid_daemon_is_killed(verifier):
 
     def watch():
         while not done.is_set():
-            seen.append(len(uid_processes(verifier.sandbox_uid)))
+            seen.append(len(sandbox_processes(verifier)))
             time.sleep(0.05)
 
     watcher = threading.Thread(target=watch)

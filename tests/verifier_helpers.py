@@ -105,6 +105,53 @@ def uid_processes(uid: int) -> list[int]:
     return found
 
 
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _descendants(pid: int) -> list[int]:
+    found, frontier = [], [pid]
+    while frontier:
+        frontier = [c for p in frontier for c in children(p)]
+        found += frontier
+    return found
+
+
+def sandbox_processes(verifier) -> list[int]:
+    """PIDs of the candidate's processes that a verifier's sandboxes left running.
+
+    As root every sandbox process runs as the slot's uid, so that uid's processes are the answer. In a
+    user namespace (no slot uid) they are whatever lives below the zygote's PID-namespace init (the
+    zygote's one child); on the process backend, whatever lives below the zygote.
+    """
+    if verifier.sandbox_uid is not None:
+        return uid_processes(verifier.sandbox_uid)
+    runner = verifier.runner_pid
+    if runner is None:
+        return []
+    zygotes = [p for p in _descendants(runner) if "sandbox_zygote" in _cmdline(p)]
+    tops = [z for z in zygotes if "sandbox_zygote" not in _cmdline(_parent(z))]
+    found = []
+    for top in tops:
+        below = children(top)
+        if "user-ns" in verifier.isolation:  # the zygote's child is PID 1 of its namespace: not a sandbox
+            below = [c for b in below for c in children(b)]
+        for pid in below:
+            found += [pid] + _descendants(pid)
+    return found
+
+
+def _parent(pid: int) -> int:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat[stat.rfind(")") + 2:].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def children(pid: int) -> list[int]:
     """Direct children of ``pid`` (all threads)."""
     out = []
