@@ -217,10 +217,6 @@ def score_parts(exercise: str, run, stopped: str) -> dict:
         entry = {"score": 0, "max": 1, "title": part.title}
         given = {name: values.get(name) for name in part.names}
         unanswered = all(v is None for v in given.values())
-        if unanswered and stopped:
-            entry.update(status="not run", detail=stopped)
-            out[part_id] = entry
-            continue
         try:
             problems = verify(part_id, given)
         except Exception as exc:  # a value the key cannot handle is a wrong answer, not a crash
@@ -229,6 +225,8 @@ def score_parts(exercise: str, run, stopped: str) -> dict:
             entry.update(score=1, status="correct", detail="")
         elif evidence:
             entry.update(status="tampered", detail="; ".join(evidence[:3])[:400])
+        elif unanswered and stopped:
+            entry.update(status="not run", detail=stopped)
         else:
             entry.update(status="unanswered" if unanswered else "wrong", detail=" ".join(problems)[:600])
         out[part_id] = entry
@@ -359,7 +357,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
               "median_notebook_s": round(statistics.median(runtimes), 2) if runtimes else None,
               "load_average": [round(x, 2) for x in os.getloadavg()], "sandbox_error": pool_error,
               "submissions": []}
-    for item in items:
+    for item in sorted(items, key=lambda i: (i["path"], i["outcome"] == "refused")):
         item["score"] = sum(p["score"] for p in item["parts"].values())
         item["max"] = sum(p["max"] for p in item["parts"].values())
         item["percent"] = round(100.0 * item["score"] / item["max"], 1) if item["max"] else 0.0

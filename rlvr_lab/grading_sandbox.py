@@ -43,6 +43,8 @@ GRADER_ONLY = ("exercise_key.py", "grading.py", "grading_sandbox.py", "fixtures"
 MAX_FRAME = 1 << 20
 #: Seconds the grader waits past the notebook's budget before it ends the sandbox itself.
 GRACE_S = 5.0
+#: Seconds to wait after the channel closed unexpectedly, so the sandbox's init can report why.
+EXIT_GRACE_S = 1.0
 #: Cells with an error kept in a run's record (the count of all errors is kept too).
 ERRORS_KEPT = 20
 _HERE = Path(__file__).resolve().parent
@@ -212,6 +214,8 @@ class NotebookRunner:
             shutil.rmtree(ws, ignore_errors=True)
             return RunResult(outcome="infra", reason=f"the sandbox could not start: {exc}"[:300])
         done = self._read(session.channel, started + self.config.timeout_s + GRACE_S, cells, names, result)
+        if done is False and result.outcome == "completed":
+            time.sleep(EXIT_GRACE_S)  # the channel closed first: let the sandbox's init record why it ended
         ending = session.kill()
         result.runtime_s = round(time.monotonic() - started, 3)
         shutil.rmtree(ws, ignore_errors=True)
