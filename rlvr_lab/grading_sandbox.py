@@ -150,18 +150,46 @@ def decode(tree, depth: int = 0):
     return _unsupported("unknown")
 
 
-def _make_backend(name: str, slot: Path, hide: tuple, keep: tuple):
+def _local_backend(slot: Path, hide: tuple):
+    from rlvr_lab.verifier.sandbox import LocalBackend
+
+    backend = LocalBackend(slot, hide=hide, keep=(sys.prefix,), server_path=str(_HERE / "notebook_executor.py"))
+    # the staged package lives in the slot's workspace root, which the sandbox sees read-only
+    stage_library(str(Path(backend.workspace_root) / "lib"))
+    return backend, {"python": sys.executable, "lib": f"{SANDBOX_ROOT}/lib", "site": []}
+
+
+def _docker_backend(slot: Path):
+    import sysconfig
+
+    from rlvr_lab.verifier.docker_backend import PY_PREFIX, DockerBackend
+
+    slot.mkdir(parents=True, exist_ok=True)
+    stage_library(str(slot / "lib"))
+    site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    binds = {str(slot / "lib"): "/opt/rlvr-lib", **{p: f"/opt/site{i}" for i, p in enumerate(site)}}
+    backend = DockerBackend(slot, server_path=str(_HERE / "notebook_executor.py"), binds=binds)
+    return backend, {"python": f"{PY_PREFIX}/bin/python3", "lib": "/opt/rlvr-lib",
+                     "site": [f"/opt/site{i}" for i in range(len(site))]}
+
+
+def _make_backend(name: str, slot: Path, hide: tuple):
+    """``(backend, launch record)`` for backend ``name``; ``auto`` tries local, then docker."""
     from rlvr_lab.verifier.backend import BACKENDS
 
-    server = str(_HERE / "notebook_executor.py")
     if name not in BACKENDS and name != "auto":
         raise ValueError(f"backend must be one of {BACKENDS + ('auto',)}, got {name!r}")
-    if name in ("local", "auto"):  # "auto" picks the local backend; a non-root mode joins it with issue 11
-        from rlvr_lab.verifier.sandbox import LocalBackend
-
-        return LocalBackend(slot, hide=hide, keep=keep, server_path=server)
-    raise SandboxUnavailable(f"grading runs on the local backend for now; the {name!r} backend has no image "
-                             "with the course's Python environment")
+    if name == "docker":
+        return _docker_backend(slot)
+    try:
+        return _local_backend(slot, hide)
+    except SandboxUnavailable as local_error:
+        if name != "auto":
+            raise
+        try:
+            return _docker_backend(slot)
+        except SandboxUnavailable as docker_error:
+            raise SandboxUnavailable(f"no sandbox backend here: local: {local_error}; docker: {docker_error}") from None
 
 
 class NotebookRunner:
@@ -169,10 +197,7 @@ class NotebookRunner:
 
     def __init__(self, slot: Path, config: SandboxConfig, hide: tuple = ()):
         self.config = config
-        self.backend = _make_backend(config.backend, Path(slot), tuple(hide), (sys.prefix,))
-        # the staged package lives in the slot's workspace root, which the sandbox sees read-only
-        stage_library(str(Path(self.backend.workspace_root) / "lib"))
-        self.lib = f"{SANDBOX_ROOT}/lib"
+        self.backend, self.launch_record = _make_backend(config.backend, Path(slot), tuple(hide))
         self.count = 0
 
     def close(self) -> None:
@@ -195,8 +220,7 @@ class NotebookRunner:
         ws = Path(self.backend.workspace_root) / f"nb{self.count}"
         shutil.rmtree(ws, ignore_errors=True)
         ws.mkdir(mode=0o755)
-        run = {"python": sys.executable, "executor": os.path.join(self.lib, "rlvr_lab", "notebook_executor.py"),
-               "lib": self.lib}
+        run = dict(self.launch_record, executor=f"{self.launch_record['lib']}/rlvr_lab/notebook_executor.py")
         for name, data in (("cells.json", {"cells": cells, "names": names}), ("run.json", run)):
             with open(ws / name, "w", encoding="utf-8") as handle:
                 json.dump(data, handle)

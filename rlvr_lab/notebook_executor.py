@@ -44,8 +44,11 @@ def serve(rfd, wfd, workdir="."):
     env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+    if os.environ.get("LD_LIBRARY_PATH"):  # the docker image's interpreter needs its library path
+        env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
+    os.set_inheritable(rfd, True)
     os.execve(run["python"], [run["python"], "-B", "-s", run["executor"], "--fd", str(rfd), "--workdir",
-                              os.path.abspath(workdir), "--lib", run["lib"]], env)
+                              os.path.abspath(workdir), "--lib", run["lib"], "--site", ":".join(run.get("site", []))], env)
 
 
 def encode(value, depth=0):
@@ -174,7 +177,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     opts = dict(zip(argv[::2], argv[1::2]))
     out = _Writer(int(opts["--fd"]))
-    sys.path[:] = [opts["--lib"]] + [p for p in sys.path[1:] if p]
+    sys.path[:] = [opts["--lib"]] + [p for p in sys.path[1:] if p] + [p for p in opts.get("--site", "").split(":") if p]
     with open(os.path.join(opts["--workdir"], "cells.json"), encoding="utf-8") as handle:
         spec = json.load(handle)
     import tempfile
