@@ -168,9 +168,15 @@ def _docker_backend(slot: Path):
     stage_library(str(slot / "lib"))
     site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
     binds = {str(slot / "lib"): "/opt/rlvr-lib", **{p: f"/opt/site{i}" for i, p in enumerate(site)}}
+    # the image holds the interpreter's own libraries only; compiled packages (numpy: libstdc++) need
+    # the host's shared libraries, shown read-only after the image's on the library path
+    host_libs = [p for p in (f"/usr/lib/{sysconfig.get_config_var('MULTIARCH') or 'x86_64-linux-gnu'}",)
+                 if os.path.isdir(p)]
+    binds.update({p: f"/opt/hostlib{i}" for i, p in enumerate(host_libs)})
     backend = DockerBackend(slot, server_path=str(_HERE / "notebook_executor.py"), binds=binds)
     return backend, {"python": f"{PY_PREFIX}/bin/python3", "lib": "/opt/rlvr-lib",
-                     "site": [f"/opt/site{i}" for i in range(len(site))]}
+                     "site": [f"/opt/site{i}" for i in range(len(site))],
+                     "ld_path": [f"/opt/hostlib{i}" for i in range(len(host_libs))]}
 
 
 def _make_backend(name: str, slot: Path, hide: tuple):

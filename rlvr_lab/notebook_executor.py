@@ -44,8 +44,9 @@ def serve(rfd, wfd, workdir="."):
     env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
-    if os.environ.get("LD_LIBRARY_PATH"):  # the docker image's interpreter needs its library path
-        env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
+    library_path = [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") + run.get("ld_path", []) if p]
+    if library_path:  # the docker image's interpreter, and the host libraries numpy links against
+        env["LD_LIBRARY_PATH"] = ":".join(library_path)
     os.set_inheritable(rfd, True)
     os.execve(run["python"], [run["python"], "-B", "-s", run["executor"], "--fd", str(rfd), "--workdir",
                               os.path.abspath(workdir), "--lib", run["lib"], "--site", ":".join(run.get("site", []))], env)

@@ -27,6 +27,21 @@ EX1, EX7 = "ex1_false_accepts.ipynb", "ex7_staleness_provisioning.ipynb"
 TIMEOUT_S = 20
 
 
+def _local_problem():
+    from rlvr_lab.verifier.backend import SandboxUnavailable
+    from rlvr_lab.verifier.sandbox import check_available
+
+    try:
+        check_available()
+    except SandboxUnavailable as exc:
+        return str(exc)
+    return None
+
+
+#: The red team runs on the local backend where it is available, else on whatever ``auto`` finds.
+BACKEND = "local" if _local_problem() is None else "auto"
+
+
 def _load(folder, name):
     with open(os.path.join(folder, name), encoding="utf-8") as handle:
         return json.load(handle)
@@ -223,8 +238,11 @@ def graded(tmp_path_factory):
     before = {p: _sha(p) for p in list(paths.values()) + [os.path.join(SOLUTIONS, n) for n in os.listdir(SOLUTIONS)]}
     report_path, csv_path = folder.parent / "report.json", folder.parent / "report.csv"
     cmd = [sys.executable, "-m", "rlvr_lab", "grade", str(folder), paths["key_ex1"], "--key", SOLUTIONS,
-           "--json", str(report_path), "--csv", str(csv_path), "--workers", "2", "--timeout", str(TIMEOUT_S)]
+           "--json", str(report_path), "--csv", str(csv_path), "--workers", "2", "--timeout", str(TIMEOUT_S),
+           "--backend", BACKEND]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900)
+    if proc.returncode == 3:
+        pytest.skip(f"no sandbox backend on this machine: {proc.stderr.strip()[-300:]}")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads(report_path.read_text())
     by_name = {}
@@ -311,6 +329,84 @@ def test_the_same_file_twice_is_graded_once_and_the_report_has_every_format(grad
     for sub in report["submissions"]:
         if sub["outcome"] not in ("refused", "invalid"):
             assert sub["runtime_s"] > 0
+
+
+@pytest.mark.docker
+def test_the_docker_backend_grades_the_same(tmp_path):
+    from rlvr_lab.verifier.backend import SandboxUnavailable
+    from rlvr_lab.verifier.docker_backend import docker_client
+
+    try:
+        docker_client()
+    except SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    cheats = _cheats([], SOLUTIONS)
+    chosen = {"key": (EX1, _load(SOLUTIONS, EX1), None), "types": _honest()["types_ex7"] + (None,)}
+    chosen.update({name: cheats[name] for name in ("redefine", "key_hunt", "endless", "flood_raw", "killer")})
+    for name, (exercise, nb, _) in chosen.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / exercise).write_text(json.dumps(nb))
+    out = tmp_path / "report.json"
+    proc = subprocess.run([sys.executable, "-m", "rlvr_lab", "grade", str(tmp_path), "--key", SOLUTIONS,
+                           "--backend", "docker", "--timeout", str(TIMEOUT_S), "--json", str(out), "--no-progress"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    by = {os.path.relpath(s["path"], tmp_path).split(os.sep)[0]: s for s in json.loads(out.read_text())["submissions"]}
+    assert by["key"]["score"] == by["key"]["max"] == 3 and by["types"]["score"] == by["types"]["max"] == 4
+    for name in ("redefine", "key_hunt", "endless", "flood_raw", "killer"):
+        assert by[name]["score"] == 0, (name, by[name])
+    assert by["redefine"]["parts"]["ex1.part_a"]["status"] == "tampered"
+    assert by["endless"]["reason"].startswith("timed out in cell 3")
+    assert by["flood_raw"]["outcome"] == "output_cap"
+    assert "hunt: []" in by["key_hunt"]["cell_errors"][-1]["error"]
+
+
+def test_grading_as_a_non_root_user():
+    """The grader run by an unprivileged user (uid 65534, in the docker group where there is one): graded
+    in a sandbox it may start, or, where it may start none, a clear outcome per notebook and a report."""
+    import grp
+    import shutil
+    import tempfile
+
+    if os.geteuid() != 0:
+        user = []  # already unprivileged
+    else:
+        try:
+            groups = ["--groups", str(grp.getgrnam("docker").gr_gid)]
+        except KeyError:
+            groups = ["--clear-groups"]
+        user = ["setpriv", "--reuid", "65534", "--regid", "65534", *groups]
+        probe = subprocess.run(user + [sys.executable, "-c", "import rlvr_lab, IPython"], capture_output=True,
+                               cwd="/", env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": ROOT})
+        if probe.returncode != 0:
+            pytest.skip(f"an unprivileged user cannot run this interpreter ({sys.executable}): "
+                        f"{probe.stderr.decode(errors='replace').strip()[-200:]}")
+    work = tempfile.mkdtemp(prefix="rlvr-grade-nonroot-")  # pytest's own temp folder is private to root
+    try:
+        folder = os.path.join(work, "class", "ada")
+        os.makedirs(folder)
+        with open(os.path.join(folder, EX1), "w", encoding="utf-8") as handle:
+            json.dump(_load(SOLUTIONS, EX1), handle)
+        for root, dirs, files in os.walk(work):
+            os.chmod(root, 0o777)
+            for name in files:
+                os.chmod(os.path.join(root, name), 0o644)
+        out = os.path.join(work, "report.json")
+        proc = subprocess.run(user + [sys.executable, "-m", "rlvr_lab", "grade", os.path.join(work, "class"),
+                                      "--key", SOLUTIONS, "--backend", "auto", "--json", out, "--no-progress"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=600,
+                              env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": ROOT, "HOME": work})
+        with open(out, encoding="utf-8") as handle:
+            report = json.load(handle)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    sub = report["submissions"][0]
+    if proc.returncode == 3:  # no backend this user may start: said once, and per notebook
+        assert sub["outcome"] == "infra" and "sandbox unavailable" in sub["reason"], sub
+        assert "local:" in proc.stderr and "docker:" in proc.stderr
+    else:
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert sub["outcome"] == "completed" and sub["score"] == sub["max"] == 3, sub
 
 
 # ---------------------------------------------------------------- fast tests: no sandbox
