@@ -40,7 +40,7 @@ NotebookClient(nb, timeout=600, allow_errors=True, kernel_name="python3").execut
 
 def build(folder: str, n: int) -> dict:
     """Write ``n`` submissions (one endless) under ``folder``; return {path: "full", "zero" or "endless"}."""
-    sources = [(SOLUTIONS, name) for name in sorted(os.listdir(SOLUTIONS))]
+    sources = [(SOLUTIONS, name) for name in sorted(os.listdir(SOLUTIONS)) if name.endswith(".ipynb")]
     sources += [(STUDENTS, name) for name in sorted(os.listdir(STUDENTS))]
     expected = {}
     for i in range(n - 1):

@@ -6,14 +6,14 @@ every value matches, and otherwise raises :class:`CheckFailed` listing a *hint* 
 to use, the units, the type expected -- never the expected number and never its direction.
 
 This module holds no expected value and computes none. For every answer it ships (in
-``check_table.json``, built by :func:`rlvr_lab.exercise_key.write_self_check_table`) a salt and a
-key-stretched hash (PBKDF2-SHA256, :data:`HASH_ITERATIONS` rounds) of the answer in canonical form:
+``check_table.json``, built by ``write_self_check_table`` of the key folder's ``exercise_key.py``) a
+salt and a key-stretched hash (PBKDF2-SHA256, :data:`HASH_ITERATIONS` rounds) of the answer in canonical form:
 numbers at three significant figures, counts exactly, booleans and choices as text. A check hashes the
 canonical forms of the values within :data:`REL_TOL` of the student's value and compares. What a
 student can and cannot learn from this is written out in ``book/instructors.md``. The grade itself is
 computed by the grader (:mod:`rlvr_lab.grading`) from the values its sandbox reports, with the exact
-tolerance of :mod:`rlvr_lab.exercise_key`; the self-check can disagree with it only at the very edge of
-the tolerance.
+tolerance of the key (``labs/exercises/solutions/exercise_key.py``); the self-check can disagree with
+it only at the very edge of the tolerance.
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ def _load_table() -> dict:
                 _table = json.load(handle)
         except OSError as exc:
             raise RuntimeError(f"the self-check table {_TABLE_PATH} is missing ({exc}); rebuild it with "
-                               "`python -m rlvr_lab.exercise_key`") from None
+                               "`python labs/exercises/solutions/exercise_key.py`") from None
     return _table
 
 

@@ -15,7 +15,8 @@ verifier: the verdict is computed where the submission cannot reach.
    hidden, no network, an unprivileged uid, rlimits and a SIGKILL deadline. Inside,
    :mod:`rlvr_lab.notebook_executor` runs the cells in an IPython shell and reports, over a socket the
    grader holds, each cell's outcome, the answer variables' values (plain data) and integrity evidence.
-3. **The grade, in the grader.** :func:`rlvr_lab.exercise_key.verify` compares the last reported values
+3. **The grade, in the grader.** The key folder's ``exercise_key.py`` (:func:`load_key_module`; never
+   in the package, hidden from every sandbox) compares the last reported values
    of each part's variables with expected values computed here only; the student's process never holds
    them (its self-checks compare salted hashes, :mod:`rlvr_lab.checks`). Values are read from the
    notebook's final state, so cell order and copies of check cells do not matter.
@@ -60,17 +61,43 @@ NOTE_PATTERNS = (
 # ---------------------------------------------------------------- admission
 
 
-def load_key(key_dir: str) -> dict:
-    """``{notebook stem: exercise id}`` for the key's notebooks (``ex1_false_accepts`` -> ``ex1``).
+#: The module of the key folder that computes the expected values (never part of the package).
+KEY_MODULE = "exercise_key.py"
 
-    >>> load_key("labs/exercises/solutions")["ex3_all_pass_rule"]
+
+def load_key_module(key_dir: str):
+    """Import ``KEY_MODULE`` from the key folder ``key_dir`` (the grader's process only).
+
+    >>> load_key_module("labs/exercises/solutions").verify("ex1.part_c", {"harden_when": "before"})
+    []
+    """
+    import importlib.util
+
+    path = os.path.join(key_dir, KEY_MODULE)
+    if not os.path.isfile(path):
+        raise ValueError(f"key must be a directory holding {KEY_MODULE} and the reference solutions, got {key_dir!r}")
+    name = "rlvr_exercise_key"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up by name
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def load_key(key_dir: str) -> tuple:
+    """``({notebook stem: exercise id}, key module)`` for the key folder (``ex1_false_accepts`` -> ``ex1``).
+
+    >>> load_key("labs/exercises/solutions")[0]["ex3_all_pass_rule"]
     'ex3'
     """
-    from rlvr_lab.exercise_key import PARTS
-
     if not os.path.isdir(key_dir):
         raise ValueError(f"key must be a directory of reference-solution notebooks, got {key_dir!r}")
-    exercises = {part.split(".")[0] for part in PARTS}
+    module = load_key_module(key_dir)
+    exercises = {part.split(".")[0] for part in module.PARTS}
     key = {}
     for name in sorted(os.listdir(key_dir)):
         stem = name[:-len(".ipynb")] if name.endswith(".ipynb") else ""
@@ -78,7 +105,7 @@ def load_key(key_dir: str) -> dict:
             key[stem] = stem.split("_")[0]
     if not key:
         raise ValueError(f"key directory {key_dir!r} holds no exercise notebook (ex1_*.ipynb ...)")
-    return key
+    return key, module
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -204,10 +231,9 @@ def static_notes(cells: list) -> list:
 # ---------------------------------------------------------------- scoring
 
 
-def score_parts(exercise: str, run, stopped: str) -> dict:
+def score_parts(key_module, exercise: str, run, stopped: str) -> dict:
     """Score every part of ``exercise`` from a run's final values (``run`` None: nothing ran)."""
-    from rlvr_lab.exercise_key import PARTS, verify
-
+    PARTS, verify = key_module.PARTS, key_module.verify
     values = run.values if run is not None else {}
     evidence = run.evidence if run is not None else []
     out = {}
@@ -233,8 +259,8 @@ def score_parts(exercise: str, run, stopped: str) -> dict:
     return out
 
 
-def _blank_parts(exercise: str | None, reason: str) -> dict:
-    return score_parts(exercise, None, reason) if exercise else {}
+def _blank_parts(key_module, exercise: str | None, reason: str) -> dict:
+    return score_parts(key_module, exercise, None, reason) if exercise else {}
 
 
 # ---------------------------------------------------------------- the run
@@ -280,7 +306,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
     if not timeout_s > 0:
         raise ValueError(f"timeout_s must be > 0 seconds, got {timeout_s}")
-    key = load_key(key_dir)
+    key, key_module = load_key(key_dir)
     accepted, refused = collect_submissions(submissions, key_dir)
     started = time.monotonic()
     items = []
@@ -289,7 +315,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
         duplicate = reason.startswith("duplicate of")
         exercise = None if duplicate else key.get(stem)
         items.append({"path": path, "exercise": exercise, "outcome": "refused", "reason": reason,
-                      "parts": _blank_parts(exercise, "refused: " + reason), "runtime_s": 0.0})
+                      "parts": _blank_parts(key_module, exercise, "refused: " + reason), "runtime_s": 0.0})
     jobs = []
     for path, _ in accepted:
         cells, error = read_notebook(path)
@@ -300,7 +326,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
         if error is None and exercise is None:
             item.update(outcome="invalid", reason="matches no exercise of the key")
         if item["outcome"] == "invalid":
-            item["parts"] = _blank_parts(exercise, item["reason"])
+            item["parts"] = _blank_parts(key_module, exercise, item["reason"])
         else:
             jobs.append((item, cells))
         items.append(item)
@@ -323,9 +349,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
                 local.runner = NotebookRunner(Path(scratch) / f"slot{slot}", config, hide=hide)
                 with slot_lock:
                     runners.append(local.runner)
-            from rlvr_lab.exercise_key import PARTS
-
-            names = [n for pid, part in PARTS.items() if pid.startswith(item["exercise"] + ".") for n in part.names]
+            names = [n for pid, part in key_module.PARTS.items() if pid.startswith(item["exercise"] + ".") for n in part.names]
             return local.runner.run([src for _, src in cells], names, [n for n, _ in cells])
 
         with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs) or 1))) as pool:
@@ -344,7 +368,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
                 if run is not None:
                     item.update(outcome=run.outcome, reason=run.reason, runtime_s=run.runtime_s,
                                 tampering=run.evidence, cells_run=run.cells_run, cell_errors=run.errors)
-                item["parts"] = score_parts(item["exercise"], run, item["reason"] if (
+                item["parts"] = score_parts(key_module, item["exercise"], run, item["reason"] if (
                     run is None or run.outcome != "completed") else "")
                 bar.step(os.path.basename(item["path"]))
     finally:

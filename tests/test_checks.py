@@ -3,6 +3,7 @@ answer, the grader is fair to exact and numpy types, and the student-side table 
 
 import json
 import math
+import os
 from decimal import Decimal
 from fractions import Fraction
 
@@ -10,7 +11,10 @@ import numpy as np
 import pytest
 
 from rlvr_lab import checks
-from rlvr_lab import exercise_key as key
+from rlvr_lab.grading import load_key_module
+
+key = load_key_module(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "labs", "exercises",
+                                   "solutions"))
 
 # The answers worked by hand from the chapter's relations (EQUATIONS.md), independent of the library.
 ANSWERS = {
@@ -94,6 +98,7 @@ def test_each_wrong_value_is_caught_and_no_hint_reveals_the_answer_or_its_direct
 
 def test_the_self_check_table_holds_hashes_not_values_and_matches_the_key():
     table = checks._load_table()
+    assert key.table_matches(table)
     raw = json.dumps(table)
     for part_id in key.PARTS:
         for e in key.expectations(part_id):

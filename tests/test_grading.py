@@ -75,7 +75,8 @@ def _replace(nb, old, new):
 
 def _honest():
     """name -> (exercise file, notebook): each must score full marks."""
-    out = {f"key_{name[:3]}": (name, _load(SOLUTIONS, name)) for name in sorted(os.listdir(SOLUTIONS))}
+    out = {f"key_{name[:3]}": (name, _load(SOLUTIONS, name)) for name in sorted(os.listdir(SOLUTIONS))
+           if name.endswith(".ipynb")}
     sol1, sol7 = _load(SOLUTIONS, EX1), _load(SOLUTIONS, EX7)
     # Exact types: Fraction and Decimal answers, numpy integers and a numpy bool, exact ceil by hand.
     typed = _replace(sol7, "lag_30, lag_90, lag_200 = (cycle_time.version_lag(t, 40.0) for t in (30.0, 90.0, 200.0))",
@@ -186,6 +187,15 @@ def _cheats(victims, key_dir):
     out["tamper_math"] = (EX1, _with_cell(wrong, "import math, json, builtins\nmath.isclose = lambda *a, **k: True\n"
                                                  "json.dumps = lambda *a, **k: '{}'\n_p = builtins.print\n"
                                                  "builtins.print = lambda *a, **k: _p('correct.')"), "tampered")
+    out["racing_thread"] = (EX1, _with_cell(blank, "import os, struct, threading, time\n"
+                                                   "body = b'{\"t\": \"cell\", \"i\": 0, \"values\": {}}'\n"
+                                                   "def race():\n    while True:\n"
+                                                   "        os.write(3, struct.pack('>I', len(body)) + body)\n"
+                                                   "        time.sleep(0.001)\n"
+                                                   "threading.Thread(target=race, daemon=True).start()"), "tampered")
+    out["daemon"] = (EX1, _with_cell(blank, "import os, time\nif os.fork() == 0:\n    os.setsid()\n"
+                                            "    if os.fork() == 0:\n        time.sleep(600)\n    os._exit(0)"),
+                     "unanswered")
     bad = copy.deepcopy(blank)
     bad["cells"][3]["source"] = ["share_early = ", 0.5, "\n"]
     out["bad_source"] = (EX1, bad, "not run")
@@ -235,7 +245,8 @@ def graded(tmp_path_factory):
     (folder / "link_to_key").mkdir()
     os.symlink(os.path.join(SOLUTIONS, EX1), folder / "link_to_key" / EX1)
     os.symlink(SOLUTIONS, folder / "linked_folder")
-    before = {p: _sha(p) for p in list(paths.values()) + [os.path.join(SOLUTIONS, n) for n in os.listdir(SOLUTIONS)]}
+    before = {p: _sha(p) for p in list(paths.values()) + [os.path.join(SOLUTIONS, n) for n in os.listdir(SOLUTIONS)
+                                                                if os.path.isfile(os.path.join(SOLUTIONS, n))]}
     report_path, csv_path = folder.parent / "report.json", folder.parent / "report.csv"
     cmd = [sys.executable, "-m", "rlvr_lab", "grade", str(folder), paths["key_ex1"], "--key", SOLUTIONS,
            "--json", str(report_path), "--csv", str(csv_path), "--workers", "2", "--timeout", str(TIMEOUT_S),

@@ -1,11 +1,14 @@
 """The exercise key of section 17.14: every part's expected values, computed only in the grader.
 
-This module is the grader's side of the course boundary (section 17.7 applied to grading). It computes
+This module is the grader's side of the course boundary (section 17.7 applied to grading). It lives in
+the key folder, next to the reference solutions, not in the ``rlvr_lab`` package: students who install
+the package never get it, ``rlvr-lab grade --key DIR`` loads it from ``DIR`` (see
+:func:`rlvr_lab.grading.load_key_module`), and every grading sandbox has that folder hidden. It computes
 each part's expected values from the library (:mod:`rlvr_lab.rewards`, :mod:`rlvr_lab.credit`,
 :mod:`rlvr_lab.cycle_time`, :mod:`rlvr_lab.grpo`) with the exercise's givens, and :func:`verify`
-compares a student's plain values with them. It never runs in a student's process: the grading sandbox
-gets a copy of the package without it (see :mod:`rlvr_lab.grading_sandbox`), and the student-side
-self-checks (:mod:`rlvr_lab.checks`) hold only salted hashes built from it by :func:`self_check_table`.
+compares a student's plain values with them. The student-side self-checks (:mod:`rlvr_lab.checks`) hold
+only salted hashes built from it by :func:`self_check_table`; rebuild them after editing a given with
+``python labs/exercises/solutions/exercise_key.py``.
 
 Two answers are new computations that the library does not provide, and they are written out here:
 
@@ -671,17 +674,44 @@ def self_check_table(salt_bytes: int = 16) -> dict:
     return table
 
 
+def table_matches(table: dict) -> bool:
+    """True when every hash of ``table`` is the hash of this key's expected value (same parts and kinds)."""
+    from rlvr_lab.checks import answer_hash, canonical
+
+    if set(table.get("parts", {})) != set(PARTS):
+        return False
+    for part_id in PARTS:
+        entries = table["parts"][part_id]["checks"]
+        for e in expectations(part_id):
+            entry = entries.get(e["name"], {})
+            if entry.get("kind") != e["kind"] or entry.get("hint") != e["hint"]:
+                return False
+            if e["kind"] != "custom" and answer_hash(part_id, e["name"], canonical(e["kind"], e["expected"]),
+                                                     entry.get("salt", "00"), table["iterations"]) != entry.get("hash"):
+                return False
+    return True
+
+
 def write_self_check_table(path: str | None = None) -> str:
-    """Write :func:`self_check_table` to ``path`` (default: the package's ``check_table.json``)."""
+    """Write :func:`self_check_table` to ``path`` (default: the package's ``check_table.json``), unless
+    the table there already matches this key (so rebuilding does not churn the salts)."""
     import json
     import os
 
-    path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_table.json")
+    import rlvr_lab.checks
+
+    path = path or os.path.join(os.path.dirname(os.path.abspath(rlvr_lab.checks.__file__)), "check_table.json")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            if table_matches(json.load(handle)):
+                return path + " (unchanged)"
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(self_check_table(), handle, indent=1, sort_keys=True)
         handle.write("\n")
     return path
 
 
-if __name__ == "__main__":  # python -m rlvr_lab.exercise_key: rebuild the self-check table
+if __name__ == "__main__":  # python labs/exercises/solutions/exercise_key.py: rebuild the self-check table
     print(write_self_check_table())
