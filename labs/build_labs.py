@@ -108,7 +108,7 @@ and the tests wait for timeouts, so it gets fewer trials (`single_slow`)."""),
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return (max(0.0, centre - half), min(1.0, centre + half))
 
-verifier = Verifier(backend="local")
+verifier = Verifier(backend="auto")
 single = {}
 for name, candidate in patches.items():
     n = SIZES["single_slow"] if name == "bad_unlocked_notify" else SIZES["single"]
@@ -277,7 +277,7 @@ for n, files in MY_EXPLOITS.items():
     candidates["mine: " + n] = ("student", Candidate(files))
 
 import tempfile
-naive, isolated = NaiveVerifier(timeout_s=30), Verifier(backend="local")
+naive, isolated = NaiveVerifier(timeout_s=30), Verifier(backend="auto")
 home = os.getcwd()
 os.chdir(tempfile.mkdtemp(prefix="rlvr-redteam-"))  # the naive harness runs from a scratch directory
 results = []
@@ -528,7 +528,7 @@ losses = sft(model, tok, demos + hacked, base.sft_steps, base.sft_batch, base.sf
 warm = fresh_dir("lab4-warm")
 save_policy(model, tok, warm)
 
-isolated_pool = VerifierPool(workers=2, backend="local")
+isolated_pool = VerifierPool(workers=2, backend="auto")
 heldout = heldout_subset(base, suite)
 before, _ = evaluate(PolicyHandle(model, tok, 0, sampling_of(base), tokenizer_digest(tok)), heldout, base,
                      Grader(isolated_pool), "warm")
@@ -550,7 +550,7 @@ for name in ("naive", "isolated"):
 
 For the isolated run, the true verdict is the training verdict. For the naive run, every distinct
 completion is re-verified by the isolated verifier."""),
-    code("""checker, true_cache = Verifier(backend="local"), {}
+    code("""checker, true_cache = Verifier(backend="auto"), {}
 by_id = {t.task_id: t for t in suite}
 def true_pass(record):
     key = (record.task_id, record.completion_text)

@@ -118,11 +118,12 @@ class _Progress:
 
 
 def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: float = 120.0,
-          backend: str = "local", progress: bool = False, memory_mb: int = 4096) -> dict:
+          backend: str = "auto", progress: bool = False, memory_mb: int = 4096) -> dict:
     """Grade notebooks; return the report (see ``book/instructors.md`` and ``rlvr-lab grade --json``).
 
     ``submissions`` are notebook paths or folders; ``timeout_s`` is each notebook's wall-clock budget in
-    its sandbox; ``backend`` names the sandbox backend (``local``, or ``auto``).
+    its sandbox; ``backend`` names the sandbox backend (``auto``, ``local`` or ``docker``; the report's
+    ``sandboxes`` says which ran, e.g. ``local-userns`` without root).
     """
     from rlvr_lab.grading_sandbox import NotebookRunner, SandboxConfig
     from rlvr_lab.verifier.backend import SandboxUnavailable
@@ -205,6 +206,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
               "elapsed_s": round(time.monotonic() - started, 1),
               "median_notebook_s": round(statistics.median(runtimes), 2) if runtimes else None,
               "load_average": [round(x, 2) for x in os.getloadavg()], "sandbox_error": pool_error,
+              "sandboxes": sorted({runner.backend.name for runner in runners}),
               "submissions": []}
     for item in sorted(items, key=lambda i: (i["path"], i["outcome"] == "refused")):
         item["score"] = sum(p["score"] for p in item["parts"].values())
@@ -234,7 +236,8 @@ def format_table(report: dict) -> str:
     graded = [s for s in report["submissions"] if s["outcome"] != "refused" or not s["reason"].startswith("duplicate")]
     total, most = sum(s["score"] for s in graded), sum(s["max"] for s in graded)
     lines.append(f"total {total}/{most} over {len(graded)} notebooks in {report['elapsed_s']} s "
-                 f"(median {report['median_notebook_s']} s per notebook, load {report['load_average']})")
+                 f"(median {report['median_notebook_s']} s per notebook, load {report['load_average']}, "
+                 f"sandbox {', '.join(report.get('sandboxes') or ['none'])})")
     return "\n".join(lines)
 
 
@@ -265,7 +268,9 @@ def register(subparsers) -> None:
     parser.add_argument("--csv", default=None, metavar="OUT", help="also write one row per submission and part")
     parser.add_argument("--workers", type=int, default=2, help="notebooks executed in parallel (default 2)")
     parser.add_argument("--timeout", type=float, default=120.0, help="budget per notebook in seconds (default 120)")
-    parser.add_argument("--backend", default="local", help="sandbox backend: local or auto (default local)")
+    parser.add_argument("--backend", default="auto",
+                        help="sandbox backend: auto (local as root or in a user namespace, else docker), local "
+                             "or docker (default auto)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.set_defaults(func=run)
 

@@ -151,10 +151,18 @@ def decode(tree, depth: int = 0):
     return _unsupported("unknown")
 
 
+def _environment_dirs() -> tuple:
+    """The course's Python environment: this prefix and every package folder on the path (a ``.pth`` may
+    add one outside the prefix), shown read-only in each sandbox."""
+    dirs = {sys.prefix} | {p for p in sys.path if p and os.path.basename(p) in ("site-packages", "dist-packages")
+                           and os.path.isdir(p)}
+    return tuple(sorted(os.path.realpath(p) for p in dirs))
+
+
 def _local_backend(slot: Path, hide: tuple):
     from rlvr_lab.verifier.sandbox import LocalBackend
 
-    backend = LocalBackend(slot, hide=hide, keep=(sys.prefix,), server_path=str(_HERE / "notebook_executor.py"))
+    backend = LocalBackend(slot, hide=hide, keep=_environment_dirs(), server_path=str(_HERE / "notebook_executor.py"))
     # the staged package lives in the slot's workspace root, which the sandbox sees read-only
     stage_library(str(Path(backend.workspace_root) / "lib"))
     return backend, {"python": sys.executable, "lib": f"{SANDBOX_ROOT}/lib", "site": []}
@@ -181,11 +189,19 @@ def _docker_backend(slot: Path):
 
 
 def _make_backend(name: str, slot: Path, hide: tuple):
-    """``(backend, launch record)`` for backend ``name``; ``auto`` tries local, then docker."""
+    """``(backend, launch record)`` for backend ``name``.
+
+    ``auto`` takes the local backend (as root, or in an unprivileged user namespace), else docker. The
+    verifier's weaker ``process`` backend is refused: without namespaces a notebook would run in the
+    grader's own file system view, so nothing would hide the key or the other submissions from it.
+    """
     from rlvr_lab.verifier.backend import BACKENDS
 
-    if name not in BACKENDS and name != "auto":
-        raise ValueError(f"backend must be one of {BACKENDS + ('auto',)}, got {name!r}")
+    if name not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
+    if name == "process":
+        raise SandboxUnavailable("grading does not use the process backend: it cannot hide the key and the "
+                                 "other submissions from a notebook; use local (root or user namespaces) or docker")
     if name == "docker":
         return _docker_backend(slot)
     try:
