@@ -1,10 +1,20 @@
-"""Exercise checkers (section 17.14): right answers pass, wrong ones get a hint that hides the answer."""
+"""Exercise key and self-checks (section 17.14): right answers pass, wrong ones get a hint that hides the
+answer, the grader is fair to exact and numpy types, and the student-side table holds no expected value."""
 
+import json
 import math
+import os
+from decimal import Decimal
+from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from rlvr_lab import checks
+from rlvr_lab.grading import load_key_module
+
+key = load_key_module(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "labs", "exercises",
+                                   "solutions"))
 
 # The answers worked by hand from the chapter's relations (EQUATIONS.md), independent of the library.
 ANSWERS = {
@@ -42,20 +52,23 @@ ANSWERS = {
 
 
 def test_every_part_has_an_answer_and_names_match():
-    assert set(ANSWERS) == set(checks.PARTS)
+    assert set(ANSWERS) == set(key.PARTS)
     for part_id, values in ANSWERS.items():
-        assert set(values) == set(checks.PARTS[part_id].names), part_id
+        assert set(values) == set(key.PARTS[part_id].names), part_id
+        assert checks.part_names(part_id) == key.PARTS[part_id].names
 
 
 @pytest.mark.parametrize("part_id", sorted(ANSWERS))
-def test_hand_worked_answers_pass(part_id):
-    assert checks.verify(part_id, ANSWERS[part_id]) == []
+def test_hand_worked_answers_pass_the_key_and_the_self_check(part_id):
+    assert key.verify(part_id, ANSWERS[part_id]) == []
+    assert checks.self_check(part_id, ANSWERS[part_id]) == []
 
 
 @pytest.mark.parametrize("part_id", sorted(ANSWERS))
 def test_unassigned_answers_fail_with_a_placeholder_hint(part_id):
-    problems = checks.verify(part_id, {name: None for name in checks.PARTS[part_id].names})
-    assert problems and all("unassigned" in p for p in problems)
+    blank = {name: None for name in key.PARTS[part_id].names}
+    for problems in (key.verify(part_id, blank), checks.self_check(part_id, blank)):
+        assert problems and all("unassigned" in p for p in problems)
 
 
 def _perturbed(value):
@@ -71,38 +84,80 @@ def _perturbed(value):
 
 
 @pytest.mark.parametrize("part_id", sorted(ANSWERS))
-def test_each_wrong_value_is_caught_and_the_hint_hides_the_answer(part_id):
+def test_each_wrong_value_is_caught_and_no_hint_reveals_the_answer_or_its_direction(part_id):
     for name, value in ANSWERS[part_id].items():
         values = dict(ANSWERS[part_id], **{name: _perturbed(value)})
-        problems = checks.verify(part_id, values)
-        assert problems, (part_id, name)
-        assert any(name in p for p in problems)
-        if isinstance(value, float) and not isinstance(value, bool):
-            for text in (f"{value:.3f}", f"{value:.4g}", repr(value)):
-                assert text not in " ".join(problems), (part_id, name, text)
+        for problems in (key.verify(part_id, values), checks.self_check(part_id, values)):
+            assert problems and any(name in p for p in problems), (part_id, name)
+            text = " ".join(problems)
+            assert "too large" not in text and "too small" not in text
+            if isinstance(value, float):
+                for shown in (f"{value:.3f}", f"{value:.4g}", repr(value)):
+                    assert shown not in text, (part_id, name, shown)
+
+
+def test_the_self_check_table_holds_hashes_not_values_and_matches_the_key():
+    table = checks._load_table()
+    assert key.table_matches(table)
+    raw = json.dumps(table)
+    for part_id in key.PARTS:
+        for e in key.expectations(part_id):
+            entry = table["parts"][part_id]["checks"][e["name"]]
+            if e["kind"] == "custom":
+                assert "hash" not in entry
+                continue
+            assert checks.answer_hash(part_id, e["name"], checks.canonical(e["kind"], e["expected"]),
+                                      entry["salt"]) == entry["hash"], (part_id, e["name"])
+            assert set(entry) <= {"kind", "hint", "salt", "hash", "options", "fraction"}
+            if e["kind"] == "number":
+                for shown in (repr(e["expected"]), f"{e['expected']:.3g}", checks.canonical("number", e["expected"])):
+                    assert shown not in entry["hint"], (part_id, e["name"])
+                assert checks.canonical("number", e["expected"]) not in raw.replace(entry["hash"], "")
 
 
 def test_three_significant_figures_pass_and_percentages_get_their_own_hint():
-    assert checks.verify("ex1.part_a", {"share_early": 0.324, "share_late": 0.0291}) == []
-    problems = checks.verify("ex1.part_a", {"share_early": 32.43, "share_late": 0.0291})
-    assert problems == ["share_early looks like a percentage: give it as a fraction in [0, 1]."]
+    good = {"share_early": 0.324, "share_late": 0.0291}
+    assert key.verify("ex1.part_a", good) == [] and checks.self_check("ex1.part_a", good) == []
+    pct = {"share_early": 32.43, "share_late": 0.0291}
+    expected = ["share_early looks like a percentage: give it as a fraction in [0, 1]."]
+    assert key.verify("ex1.part_a", pct) == expected and checks.self_check("ex1.part_a", pct) == expected
+
+
+def test_exact_integers_and_every_reasonable_type_are_accepted_on_both_sides():
+    exact = {"workers_all_trials": 240, "workers_stop_first": 147}
+    assert key.verify("ex7.part_c", exact) == []
+    float_ceil = math.ceil(256 / 40 * 3 * 10 / 0.8)
+    assert float_ceil == 241  # the float-rounding trap: the key is exact, and says how to avoid it
+    problems = key.verify("ex7.part_c", dict(exact, workers_all_trials=float_ceil))
+    assert problems and "exactly" in problems[0]
+    kinds = [{"workers_all_trials": Fraction(240), "workers_stop_first": Decimal("147")},
+             {"workers_all_trials": np.int64(240), "workers_stop_first": 147.0}]
+    for values in kinds:
+        assert key.verify("ex7.part_c", values) == [] and checks.self_check("ex7.part_c", values) == []
+    numeric = [{"alpha_max": Fraction(1, 216)}, {"alpha_max": Decimal("0.00463")}, {"alpha_max": np.float32(1 / 216)},
+               {"alpha_max": np.array([1 / 216])}]
+    for values in numeric:
+        assert key.verify("ex1.part_b", values) == [] and checks.self_check("ex1.part_b", values) == [], values
+    flags = dict(ANSWERS["ex7.part_d"], underprovisioned=np.bool_(True))
+    assert key.verify("ex7.part_d", flags) == [] and checks.self_check("ex7.part_d", flags) == []
 
 
 def test_types_are_explained():
-    assert "True or False" in checks.verify("ex2.part_a", dict(ANSWERS["ex2.part_a"], pair_keeps_order=1))[0]
-    assert "whole number" in checks.verify("ex3.part_a", {"trials_needed": 4.5})[0]
-    assert "one of" in checks.verify("ex3.part_c", {"first_action": "both"})[0]
-    assert "single number" in checks.verify("ex1.part_b", {"alpha_max": "0.004"})[0]
-    assert "finite" in checks.verify("ex1.part_b", {"alpha_max": float("inf")})[0]
+    for verify in (key.verify, checks.self_check):
+        assert "True or False" in verify("ex2.part_a", dict(ANSWERS["ex2.part_a"], pair_keeps_order=1))[0]
+        assert "whole number" in verify("ex3.part_a", {"trials_needed": 4.5})[0]
+        assert "one of" in verify("ex3.part_c", {"first_action": "both"})[0]
+        assert "single number" in verify("ex1.part_b", {"alpha_max": "0.004"})[0]
+        assert "finite" in verify("ex1.part_b", {"alpha_max": float("inf")})[0]
 
 
 def test_redesign_accepts_any_schedule_within_budget_that_resolves():
-    assert checks.verify("ex5.part_d", {"redesign_forks": [30, 35], "redesign_m": 60}) == []
-    over = checks.verify("ex5.part_d", {"redesign_forks": [5], "redesign_m": 50})
-    assert over and "30x" in over[0]
-    weak = checks.verify("ex5.part_d", {"redesign_forks": [35], "redesign_m": 20})
-    assert weak and "cannot resolve" in weak[0]
-    assert "ex5" not in " ".join(over + weak)
+    for verify in (key.verify, checks.self_check):
+        assert verify("ex5.part_d", {"redesign_forks": [30, 35], "redesign_m": 60}) == []
+        over = verify("ex5.part_d", {"redesign_forks": [5], "redesign_m": 50})
+        assert over and "30x" in over[0]
+        weak = verify("ex5.part_d", {"redesign_forks": [35], "redesign_m": 20})
+        assert weak and "cannot resolve" in weak[0]
 
 
 def test_checker_prints_on_success_and_raises_a_hint_on_failure(capsys):
@@ -110,9 +165,13 @@ def test_checker_prints_on_success_and_raises_a_hint_on_failure(capsys):
     assert capsys.readouterr().out.strip() == "ex3.part_a: correct."
     with pytest.raises(checks.CheckFailed) as err:
         checks.ex3.part_a(3)
-    assert "too small" in str(err.value) and "4" not in str(err.value).split("Hint")[0]
+    assert "not right" in str(err.value) and "4" not in str(err.value).split("Hint")[0]
+    with pytest.raises(TypeError, match="takes 1 values"):
+        checks.ex3.part_a(3, 4)
 
 
 def test_unknown_part_is_a_value_error():
     with pytest.raises(ValueError, match="part_id must be one of"):
-        checks.verify("ex9.part_a", {})
+        key.verify("ex9.part_a", {})
+    with pytest.raises(ValueError, match="part_id must be one of"):
+        checks.part_names("ex9.part_a")

@@ -23,8 +23,9 @@ INTRO = (
     "Every given is a hypothetical input from section 17.14 of the chapter, not a measurement.\n\n"
     "**How to work.** Replace each `None` in a TODO cell with your answer (compute it in Python; "
     "`rlvr_lab` has the chapter's relations), then run the check cell below it. A check prints "
-    "`correct` or raises `CheckFailed` with a hint. **Do not edit check cells**: `rlvr-lab grade` finds "
-    "them by their exact text and re-checks your variables itself, so an edited check cell scores zero.\n\n"
+    "`correct` or raises `CheckFailed` with a hint (never the answer). **Keep the variable names**: "
+    "`rlvr-lab grade` runs your notebook afresh in a sandbox and grades the final values of these "
+    "variables itself; the check cells are for you, and editing them changes only what you see.\n\n"
     "Decision parts have a short variable for the decision (checked) and a markdown cell for your "
     "argument (read by the instructor against the rubric)."
 )

@@ -318,7 +318,12 @@ class DockerBackend(SandboxBackend):
 
     name = "docker"
 
-    def __init__(self, slot_dir: Path):
+    def __init__(self, slot_dir: Path, server_path: str | None = None, binds: dict | None = None):
+        """``server_path``: a module with ``serve(rfd, wfd, workdir)`` mounted in place of
+        ``sandbox_server.py`` (the grader's notebook executor); ``binds``: more host folders to mount
+        read-only, ``{host path: container path}``."""
+        self.server_path = str(server_path or _HERE / "sandbox_server.py")
+        self.binds = {str(host): {"bind": inside, "mode": "ro"} for host, inside in (binds or {}).items()}
         self.client = docker_client()
         build_image(self.client)
         self.slot_dir = Path(slot_dir).resolve()
@@ -357,7 +362,7 @@ class DockerBackend(SandboxBackend):
                 tmpfs={"/tmp": "rw,nosuid,nodev,size=16m"},
                 volumes={str(workspace): {"bind": "/workspace", "mode": "ro"},
                          str(chan_dir): {"bind": "/chan", "mode": "ro"},
-                         str(_HERE / "sandbox_server.py"): {"bind": "/opt/rlvr/sandbox_server.py", "mode": "ro"}},
+                         self.server_path: {"bind": "/opt/rlvr/sandbox_server.py", "mode": "ro"}, **self.binds},
                 mem_limit=f"{limits.memory_mb}m", memswap_limit=f"{limits.memory_mb}m",
                 pids_limit=limits.processes, ulimits=ulimits, cap_drop=["ALL"],
                 security_opt=["no-new-privileges"], init=True, ipc_mode="none",

@@ -197,7 +197,12 @@ class LocalBackend(SandboxBackend):
     name = "local"
     mode = "root"
 
-    def __init__(self, slot_dir: Path, hide: tuple[str, ...] = ()):
+    def __init__(self, slot_dir: Path, hide: tuple[str, ...] = (), keep: tuple[str, ...] = (),
+                 server_path: str | None = None):
+        """``hide``: more directories to hide; ``keep``: directories to show read-only inside hidden ones
+        (e.g. a virtual environment); ``server_path``: a stdlib-only module with ``serve(rfd, wfd,
+        workdir)`` to run in each sandbox instead of ``sandbox_server.py`` (the grader's notebook executor).
+        """
         if type(self).mode != "process":
             self.mode = local_mode()
             self.name = "local" if self.mode == "root" else "local-userns"
@@ -216,7 +221,8 @@ class LocalBackend(SandboxBackend):
         self.hide = _topmost([p for p in list(HIDDEN_DIRS) + extra
                               if os.path.isabs(p) and p not in ("/", "/usr", "/bin", "/lib", "/etc", "/proc",
                                                                  "/dev", "/sys", "/sbin", "/lib64")])
-        self.keep = [os.path.realpath(sys.base_prefix)]
+        self.keep = [os.path.realpath(sys.base_prefix)] + [os.path.realpath(p) for p in keep]
+        self.server_path = str(server_path or _HERE / "sandbox_server.py")
         self._proc: subprocess.Popen | None = None
         self._ctl: socket.socket | None = None
 
@@ -224,7 +230,7 @@ class LocalBackend(SandboxBackend):
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = {"ws_dir": str(self.workspace_root), "hide": self.hide, "keep": self.keep,
-                  "server_path": str(_HERE / "sandbox_server.py"), "parent": os.getpid(),
+                  "server_path": self.server_path, "parent": os.getpid(),
                   "ctl_fd": theirs.fileno(), "mode": self.mode, "uid": os.getuid(), "gid": os.getgid()}
         config.update(self._extra_config())
         self._proc = subprocess.Popen(

@@ -462,7 +462,8 @@ def load_server(path):
 
 
 def load_confine(config):
-    return load_server(os.path.join(os.path.dirname(config["server_path"]), "sandbox_confine.py"))
+    # next to this file, not to the server: a caller may run another server module (the grader's executor)
+    return load_server(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_confine.py"))
 
 
 def probe(mode):
