@@ -41,6 +41,14 @@ from rlvr_lab.verifier.backend import Channel
 from rlvr_lab.verifier.sandbox_server import MAX_FRAME, MAX_MESSAGE
 
 
+#: Bytes of replies one trial may send the trusted runner; past it the channel is closed (the tests fail).
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+#: Most hash collisions among the elements of one set or the keys of one dict in a reply. A real set
+#: holds distinct values, whose hashes rarely collide; many colliding values make building the set
+#: quadratic in the trusted runner, so such a reply is refused as malformed.
+MAX_HASH_COLLISIONS = 64
+
+
 class CandidateError(Exception):
     """An error raised by (or caused by) the candidate's code in the sandbox, not a builtin exception."""
 
@@ -100,6 +108,26 @@ def encode(value: Any, depth: int = 0) -> Any:
     raise NotPlainData(f"cannot send a {kind.__name__} to the sandbox: only plain data and handles cross")
 
 
+def _check_hashes(keys: list) -> None:
+    """Refuse set elements or dict keys whose hashes collide more than :data:`MAX_HASH_COLLISIONS` times.
+
+    Counting distinct hashes is linear (a set of machine-word hashes), so the quadratic cost of
+    inserting colliding values is never paid.
+
+    >>> _check_hashes([1, 2, 3])
+    >>> _check_hashes([k * (2**61 - 1) for k in range(1, 200)])
+    Traceback (most recent call last):
+    ...
+    ValueError: 198 hash collisions among 199 set elements or dict keys (at most 64)
+    """
+    if len(keys) <= MAX_HASH_COLLISIONS:
+        return
+    collisions = len(keys) - len({hash(k) for k in keys})
+    if collisions > MAX_HASH_COLLISIONS:
+        raise ValueError(f"{collisions} hash collisions among {len(keys)} set elements or dict keys "
+                         f"(at most {MAX_HASH_COLLISIONS})")
+
+
 def decode(tree: Any, client: "ProxyClient", depth: int = 0) -> Any:
     """A reply tree from the (untrusted) sandbox -> exact plain values or handles; strict.
 
@@ -136,17 +164,17 @@ def decode(tree: Any, client: "ProxyClient", depth: int = 0) -> Any:
     items = [decode(v, client, depth + 1) for v in body] if tag != "$d" else None
     if tag == "$t":
         return tuple(items)
-    if tag == "$s":
-        return set(items)
-    if tag == "$f":
-        return frozenset(items)
+    if tag in ("$s", "$f"):
+        _check_hashes(items)
+        return set(items) if tag == "$s" else frozenset(items)
     if tag == "$d":
-        out = {}
+        pairs = []
         for pair in body:
             if type(pair) is not list or len(pair) != 2:
                 raise ValueError("malformed dict item")
-            out[decode(pair[0], client, depth + 1)] = decode(pair[1], client, depth + 1)
-        return out
+            pairs.append((decode(pair[0], client, depth + 1), decode(pair[1], client, depth + 1)))
+        _check_hashes([k for k, _ in pairs])
+        return dict(pairs)
     raise ValueError(f"unknown tag {tag!r}")
 
 
@@ -161,6 +189,7 @@ class ProxyClient:
         self._waiting: dict[int, list] = {}  # request id -> [Event, reply or None]
         self._reading = False  # one caller at a time reads the channel (leader/follower)
         self._broken: str | None = None
+        self._reply_budget = MAX_REPLY_BYTES  # bytes the sandbox may still send (bounds decode work)
 
     # -- transport -------------------------------------------------------------------------------
     def _read_exact(self, size: int) -> bytes:
@@ -178,6 +207,9 @@ class ProxyClient:
         (size,) = struct.unpack(">I", self._read_exact(4))
         if size > MAX_FRAME:
             raise ValueError(f"reply frame of {size} bytes exceeds {MAX_FRAME}")
+        self._reply_budget -= size + 4
+        if self._reply_budget < 0:
+            raise ValueError(f"the sandbox's replies exceeded {MAX_REPLY_BYTES} bytes in one trial")
         reply = json.loads(self._read_exact(size).decode("utf-8"))
         if type(reply) is not dict or type(reply.get("id")) is not int:
             raise ValueError("reply without an integer id")
