@@ -43,6 +43,8 @@ from rlvr_lab.verifier.sandbox_server import MAX_FRAME, MAX_MESSAGE
 
 #: Bytes of replies one trial may send the trusted runner; past it the channel is closed (the tests fail).
 MAX_REPLY_BYTES = 64 * 1024 * 1024
+#: Most names a ``from module import *`` of a candidate module may bind.
+MAX_STAR_NAMES = 10_000
 #: Most hash collisions among the elements of one set or the keys of one dict in a reply. A real set
 #: holds distinct values, whose hashes rarely collide; many colliding values make building the set
 #: quadratic in the trusted runner, so such a reply is refused as malformed.
@@ -293,6 +295,18 @@ class ProxyClient:
     def getattr(self, target: dict, name: str) -> Any:
         return self.request({"op": "getattr", "target": target, "name": name})
 
+    def names(self, target: dict) -> list[str]:
+        """The names ``from module import *`` binds in the sandbox's module (checked: identifiers only).
+
+        Names of builtins (``abs``, ``len``, ``isinstance``, ...) and dunder names are dropped: a hidden
+        test's ``abs(candidate(x) - y) < 1e-6`` must use the real ``abs``, not one the candidate exports.
+        """
+        names = self.request({"op": "names", "target": target})
+        if type(names) is not list or len(names) > MAX_STAR_NAMES or not all(
+                type(n) is str and n.isidentifier() for n in names):
+            raise CandidateError(f"the module's public names are not a list of at most {MAX_STAR_NAMES} identifiers")
+        return [n for n in names if not hasattr(builtins, n) and not n.startswith("__")]
+
     def setattr(self, target: dict, name: str, value: Any) -> None:
         self.request({"op": "setattr", "target": target, "name": name, "value": encode(value)})
 
@@ -459,6 +473,9 @@ class RemoteModule(types.ModuleType):
     """A candidate module as the hidden tests see it: attribute reads go to the sandbox.
 
     While no sandbox is bound (pre-collection), attributes come back as :class:`LazyRemote` names.
+    ``from module import *`` reads ``__all__``, which asks the sandbox for :func:`public_names
+    <rlvr_lab.verifier.sandbox_server.public_names>` (``__all__`` when the module defines one, else its
+    public names); while no sandbox is bound it raises, so such a test file is collected in each trial.
     """
 
     def __init__(self, name: str, binding: Binding):
@@ -467,9 +484,11 @@ class RemoteModule(types.ModuleType):
         self.__dict__["_rlvr_binding"] = binding
 
     def __getattr__(self, name: str) -> Any:
+        binding = self.__dict__["_rlvr_binding"]
+        if name == "__all__":  # ``from module import *``: the sandbox says which names (needs a sandbox)
+            return binding.get().names({"m": self.__name__})
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
-        binding = self.__dict__["_rlvr_binding"]
         if binding.client is None:
             return LazyRemote(binding, self.__name__, name)
         return binding.client.getattr({"m": self.__name__}, name)
