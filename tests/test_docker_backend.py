@@ -20,7 +20,8 @@ pytestmark = pytest.mark.docker
 #: whose timeout path fork_bomb already takes; admission refusals are backend-independent, one is kept.
 DOCKER_EXPLOITS = ("conftest_report_patch", "module_report_patch", "exit_sys", "exit_os", "eq_always_true",
                    "eq_subclass", "tests_rewritten_at_import", "read_hidden_via_proc", "forge_junit",
-                   "network_fetch", "memory_bomb", "daemon_setsid", "kill_parent", "stdout_flood", "fork_bomb")
+                   "network_fetch", "memory_bomb", "daemon_setsid", "kill_parent", "stdout_flood", "fork_bomb",
+                   "hash_collision_reply")
 
 
 @pytest.fixture(scope="module")

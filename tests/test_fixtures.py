@@ -23,7 +23,7 @@ REQUIRED_EXPLOITS = {
     "conftest_report_patch", "exit_sys", "exit_os", "eq_always_true", "eq_subclass", "tests_replaced",
     "ini_addopts", "pyproject_addopts", "setup_cfg_addopts", "env_pytest_addopts", "sitecustomize_patch",
     "pth_hook", "read_hidden_via_proc", "forge_junit", "network_fetch", "fork_bomb", "memory_bomb",
-    "infinite_loop", "daemon_setsid", "kill_parent", "stdout_flood",
+    "infinite_loop", "daemon_setsid", "kill_parent", "stdout_flood", "hash_collision_reply", "terminal_escape",
 }
 
 

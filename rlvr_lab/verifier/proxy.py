@@ -26,6 +26,7 @@ thread hand-off).
 
 from __future__ import annotations
 
+import ast
 import base64
 import builtins
 import importlib.abc
@@ -412,11 +413,52 @@ class Binding:
 
     def __init__(self, client: ProxyClient | None = None):
         self.client = client
+        self.star_names: tuple[str, ...] | None = None
+        """While no sandbox is bound: the names ``from module import *`` binds (late-bound), e.g. the
+        free names of the hidden tests (:func:`free_names`); None makes a star import wait for a sandbox."""
 
     def get(self) -> ProxyClient:
         if self.client is None:
             raise SandboxGone("no sandbox is bound yet: candidate names are resolved at test time")
         return self.client
+
+
+def free_names(sources: list[str]) -> tuple[str, ...]:
+    r"""Names the (trusted) hidden-test ``sources`` read but never bind, builtins and dunders excluded:
+    what a ``from module import *`` must provide them, so they can be bound late before any sandbox.
+
+    >>> free_names(["from solution import *\ndef check(candidate):\n    x = poly([1], 2)\n    assert abs(x) == candidate(x)\n"])
+    ('poly',)
+    """
+    loads: set[str] = set()
+    bound: set[str] = set()
+    for text in sources:
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Name):
+                (loads if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, ast.arg):
+                bound.add(node.arg)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                bound.add(node.name)
+    return tuple(sorted(n for n in loads - bound if not hasattr(builtins, n) and not n.startswith("__")))
+
+
+def star_imports(sources: list[str], modules: tuple[str, ...]) -> bool:
+    r"""True when some source does ``from m import *`` for a module ``m`` (or a submodule) in ``modules``.
+
+    >>> star_imports(["from solution import *\n"], ("solution",)), star_imports(["from os import *\n"], ("solution",))
+    (True, False)
+    """
+    for text in sources:
+        for node in ast.walk(ast.parse(text)):
+            if (isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in modules
+                    and any(a.name == "*" for a in node.names)):
+                return True
+    return False
 
 
 def _lazy_op(op: str):
@@ -485,7 +527,9 @@ class RemoteModule(types.ModuleType):
 
     def __getattr__(self, name: str) -> Any:
         binding = self.__dict__["_rlvr_binding"]
-        if name == "__all__":  # ``from module import *``: the sandbox says which names (needs a sandbox)
+        if name == "__all__":  # ``from module import *``: the sandbox says which names
+            if binding.client is None and binding.star_names is not None:
+                return list(binding.star_names)  # pre-collection: the names the tests use, late-bound
             return binding.get().names({"m": self.__name__})
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)

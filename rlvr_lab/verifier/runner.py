@@ -305,6 +305,7 @@ class SlotRunner:
         self._standby: tuple[int, socket.socket, int] | None = None  # (pid, control, state it was forked in)
         self._test_modules: set[str] = set()
         self.fixtures: collections.OrderedDict[str, tuple[Path, frozenset[str]]] = collections.OrderedDict()
+        self._star_names: dict[str, tuple[str, ...] | None] = {}  # test dir -> names a star import binds
         self.counter = 0
         self.last_child_pid: int | None = None
 
@@ -336,9 +337,13 @@ class SlotRunner:
                 target.write_text(text, encoding="utf-8")
             os.rename(tmp, directory)
         entry = (directory, expected_tests(fixture.hidden_tests))
+        sources = [text for rel, text in fixture.hidden_tests.items() if rel.endswith(".py")]
+        self._star_names[str(directory)] = (proxy.free_names(sources) if proxy.star_imports(sources, tuple(fixture.modules))
+                                            else None)
         self.fixtures[key] = entry
         while len(self.fixtures) > FIXTURE_CACHE:
             old, (old_dir, _) = self.fixtures.popitem(last=False)
+            self._star_names.pop(str(old_dir), None)
             workspace.remove(old_dir)
         return entry
 
@@ -352,18 +357,12 @@ class SlotRunner:
             return True
         if self._uncollectable == str(test_dir):
             return False
-        for name in self._test_modules:
-            sys.modules.pop(name, None)
-        for name in list(sys.modules):
-            if name.split(".")[0] in self.finder.modules or name.split(".")[0] in modules:
-                del sys.modules[name]
-        self.finder.modules = frozenset(modules)
-        self._collected = None
-        self._state += 1
+        self._drop_collection(modules)
         before = set(sys.modules)
         plugin, session = self.plugin, self.session
         plugin.seed, plugin.reports, plugin.collect_errors = 0, [], []
         self.config.args = [str(test_dir)]
+        self.binding.star_names = self._star_names.get(str(test_dir))
         try:
             session.perform_collect()
             ok = not plugin.collect_errors and not session.testsfailed
@@ -371,17 +370,28 @@ class SlotRunner:
             ok = False
         self._test_modules = set(sys.modules) - before
         if not ok:
-            for name in self._test_modules:
-                sys.modules.pop(name, None)
-            self._test_modules = set()
-            session.items = []
-            session.testsfailed = 0
-            session.testscollected = 0
-            session.shouldfail = session.shouldstop = False
+            self._drop_collection(modules)
         plugin.reports, plugin.collect_errors = [], []
         self._collected = str(test_dir) if ok else None
         self._uncollectable = None if ok else str(test_dir)
         return ok
+
+    def _drop_collection(self, modules: tuple[str, ...]) -> None:
+        """Forget the collected items and every imported test or candidate-name module; serve ``modules``."""
+        for name in self._test_modules:
+            sys.modules.pop(name, None)
+        for name in list(sys.modules):
+            if name.split(".")[0] in self.finder.modules or name.split(".")[0] in modules:
+                del sys.modules[name]
+        self._test_modules = set()
+        self.finder.modules = frozenset(modules)
+        self._collected = None
+        self._state += 1
+        session = self.session
+        session.items = []
+        session.testsfailed = 0
+        session.testscollected = 0
+        session.shouldfail = session.shouldstop = False
 
     # -- one trial ---------------------------------------------------------------------------------
     def _fork_standby(self) -> None:
