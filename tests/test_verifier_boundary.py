@@ -156,8 +156,11 @@ def plant():
     if _libc.syscall(248, b"user", b"rlvr-left", b"secret", ctypes.c_size_t(6), ctypes.c_long(-4)) > 0:
         left.append("key")
     for path in ("/tmp/rlvr-left", "/dev/shm/rlvr-left"):
-        with open(path, "w") as handle:
-            handle.write("secret")
+        try:
+            with open(path, "w") as handle:
+                handle.write("secret")
+        except OSError:  # docker's ipc_mode none has no /dev/shm
+            continue
         left.append(path)
     big = sum(_shm(KEY + 10 + i, 120 << 20, IPC_CREAT | 0o600) >= 0 for i in range(3))
     left.append(f"{big} big segments")
@@ -177,7 +180,8 @@ def leftovers():
         if os.path.exists(path):
             found.append(path)
     here = os.path.basename(os.getcwd())
-    found += ["sibling " + d for d in os.listdir("..") if d != here]
+    if os.path.dirname(os.getcwd()) != "/":  # docker mounts the graded copy at /workspace, alone
+        found += ["sibling " + d for d in os.listdir("..") if d != here]
     return found
 '''
 

@@ -193,6 +193,7 @@ class ProxyClient:
         self._reading = False  # one caller at a time reads the channel (leader/follower)
         self._broken: str | None = None
         self._reply_budget = MAX_REPLY_BYTES  # bytes the sandbox may still send (bounds decode work)
+        self.star_cache: dict[str, frozenset[str]] = {}  # module -> names its star import binds
 
     # -- transport -------------------------------------------------------------------------------
     def _read_exact(self, size: int) -> bytes:
@@ -469,6 +470,13 @@ def _lazy_op(op: str):
     return method
 
 
+class _StarName(str):
+    """A name handed out by ``__all__`` during pre-collection: ``getattr`` with it makes a star-bound
+    :class:`LazyRemote`, which checks that the candidate's module really exports that name."""
+
+    __slots__ = ()
+
+
 class LazyRemote:
     """``from solution import f`` executed while no sandbox is bound (the runner collects the hidden tests
     once, before any trial): a late-bound name that is looked up in the sandbox each time it is used.
@@ -478,18 +486,31 @@ class LazyRemote:
     should import callables at module level and read plain values at test time.
     """
 
-    __slots__ = ("_rlvr_binding", "_rlvr_module", "_rlvr_name")
+    __slots__ = ("_rlvr_binding", "_rlvr_module", "_rlvr_name", "_rlvr_star")
 
-    def __init__(self, binding: Binding, module: str, name: str):
+    def __init__(self, binding: Binding, module: str, name: str, star: bool = False):
         object.__setattr__(self, "_rlvr_binding", binding)
         object.__setattr__(self, "_rlvr_module", module)
-        object.__setattr__(self, "_rlvr_name", name)
+        object.__setattr__(self, "_rlvr_name", str(name))
+        object.__setattr__(self, "_rlvr_star", star)
+
+    def _rlvr_client(self) -> ProxyClient:
+        """The bound client; for a star-bound name, first check the module exports it (else NameError,
+        as a real ``from module import *`` would have left the name undefined)."""
+        client = self._rlvr_binding.get()
+        if self._rlvr_star:
+            module = self._rlvr_module
+            if module not in client.star_cache:
+                client.star_cache[module] = frozenset(client.names({"m": module}))
+            if self._rlvr_name not in client.star_cache[module]:
+                raise NameError(f"name {self._rlvr_name!r} is not defined ({module} does not export it)")
+        return client
 
     def _rlvr_resolve(self) -> Any:
-        return self._rlvr_binding.get().getattr({"m": self._rlvr_module}, self._rlvr_name)
+        return self._rlvr_client().getattr({"m": self._rlvr_module}, self._rlvr_name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._rlvr_binding.get().call({"m": self._rlvr_module}, args, kwargs, name=self._rlvr_name)
+        return self._rlvr_client().call({"m": self._rlvr_module}, args, kwargs, name=self._rlvr_name)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._rlvr_resolve(), name)
@@ -529,12 +550,14 @@ class RemoteModule(types.ModuleType):
         binding = self.__dict__["_rlvr_binding"]
         if name == "__all__":  # ``from module import *``: the sandbox says which names
             if binding.client is None and binding.star_names is not None:
-                return list(binding.star_names)  # pre-collection: the names the tests use, late-bound
+                # pre-collection: the names the tests use, bound late and checked against the sandbox's
+                # public names (``__all__`` honoured) when first used
+                return [_StarName(n) for n in binding.star_names]
             return binding.get().names({"m": self.__name__})
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         if binding.client is None:
-            return LazyRemote(binding, self.__name__, name)
+            return LazyRemote(binding, self.__name__, name, star=type(name) is _StarName)
         return binding.client.getattr({"m": self.__name__}, name)
 
 
