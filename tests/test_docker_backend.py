@@ -20,7 +20,8 @@ pytestmark = pytest.mark.docker
 #: whose timeout path fork_bomb already takes; admission refusals are backend-independent, one is kept.
 DOCKER_EXPLOITS = ("conftest_report_patch", "module_report_patch", "exit_sys", "exit_os", "eq_always_true",
                    "eq_subclass", "tests_rewritten_at_import", "read_hidden_via_proc", "forge_junit",
-                   "network_fetch", "memory_bomb", "daemon_setsid", "kill_parent", "stdout_flood", "fork_bomb")
+                   "network_fetch", "memory_bomb", "daemon_setsid", "kill_parent", "stdout_flood", "fork_bomb",
+                   "hash_collision_reply")
 
 
 @pytest.fixture(scope="module")
@@ -218,3 +219,38 @@ def test_a_container_that_stops_just_before_the_kill_is_the_candidates_own_exit(
     theirs.close()
     assert record.kind == "exited" and record.exit_code == 0, record
     assert container.removed
+
+
+DOCKER_STATE_TESTS = """
+from solution import leftovers, plant
+
+def test_state():
+    if MODE == "plant":
+        assert leftovers() == []
+        assert plant()[:2] == ["shm", "msg"]
+    else:
+        assert leftovers() == []
+"""
+
+
+def test_candidate_caused_conditions_and_state_on_docker(ours):
+    """Issue 13 on docker: candidate-caused conditions are fail, no state crosses containers, and nothing
+    in the container (no PYTHONHASHSEED, no seed) predicts the hidden tests' randomness."""
+    import dataclasses
+
+    from rlvr_lab.verifier.schema import Candidate
+    from test_verifier_boundary import GOOD, HASH_BOMB, PLANT, PREDICT, PREDICT_TESTS, function_fixture
+
+    long_name = ours.verify(Candidate({"solution.py": GOOD, "helpers/" + "a" * 300 + ".py": ""}), function_fixture())
+    assert long_name.outcome == "fail" and long_name.stop_reason.startswith("admission: ")
+    bomb = ours.verify(Candidate({"solution.py": GOOD + HASH_BOMB}), function_fixture())
+    assert bomb.outcome == "fail", bomb.stop_reason
+    fx = function_fixture(trials=2)
+    rand = ours.verify(Candidate({"solution.py": GOOD + PREDICT}),
+                       dataclasses.replace(fx, hidden_tests={"test_rand.py": PREDICT_TESTS}))
+    assert rand.outcome == "pass", rand.stop_reason + " " + " | ".join(t.detail for t in rand.trials)
+    for mode, trials in (("plant", 2), ("look", 1)):
+        fx = dataclasses.replace(function_fixture(trials=trials), trials=trials,
+                                 hidden_tests={"test_state.py": f"MODE = {mode!r}\n" + DOCKER_STATE_TESTS})
+        verdict = ours.verify(Candidate({"solution.py": GOOD + PLANT + f"\n# {mode}\n"}), fx)
+        assert verdict.outcome == "pass", verdict.stop_reason + " " + " | ".join(t.detail for t in verdict.trials)

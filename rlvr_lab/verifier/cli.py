@@ -18,6 +18,7 @@ import argparse
 import json
 import math
 import sys
+import unicodedata
 from pathlib import Path
 
 from rlvr_lab.verifier.backend import BACKENDS
@@ -65,19 +66,37 @@ def read_candidate(path: Path, fixture):
     return Candidate({plain[0]: path.read_text()})
 
 
+def printable(text: object) -> str:
+    r"""``text`` with every control, format or unassigned character escaped (``\x1b``, ``\u202e``), so that
+    candidate material (a reason, a test's excerpt, a file name) cannot drive the terminal.
+
+    >>> printable("ok\x1b[2J\r\n")
+    'ok\\x1b[2J\\x0d\\x0a'
+    """
+    out = []
+    for ch in str(text):
+        if unicodedata.category(ch)[0] == "C":
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def format_verdict(verdict) -> str:
-    """Human-readable verdict and evidence."""
-    lines = [f"verdict: {verdict.outcome}",
-             f"candidate: sha256:{verdict.candidate_digest}",
-             f"fixture: {verdict.fixture} ({verdict.fixture_version}), checker {verdict.checker_version}",
-             f"backend: {verdict.backend}   attempts: {verdict.attempts}",
-             f"isolation: {', '.join(verdict.isolation) or 'none recorded'}",
-             f"stop reason: {verdict.stop_reason}"]
+    """Human-readable verdict and evidence; every field is passed through :func:`printable`."""
+    p = printable
+    lines = [f"verdict: {p(verdict.outcome)}",
+             f"candidate: sha256:{p(verdict.candidate_digest)}",
+             f"fixture: {p(verdict.fixture)} ({p(verdict.fixture_version)}), checker {p(verdict.checker_version)}",
+             f"backend: {p(verdict.backend)}   attempts: {verdict.attempts}",
+             f"isolation: {p(', '.join(verdict.isolation) or 'none recorded')}",
+             f"stop reason: {p(verdict.stop_reason)}"]
     for i, trial in enumerate(verdict.trials, 1):
-        lines.append(f"  trial {i}: {trial.outcome:7s} {trial.duration_s * 1000:8.1f} ms  seed {trial.seed:<10d} "
-                     f"{trial.reason}")
+        lines.append(f"  trial {i}: {p(trial.outcome):7s} {trial.duration_s * 1000:8.1f} ms  seed {trial.seed:<10d} "
+                     f"{p(trial.reason)}")
         if trial.detail and trial.outcome != "pass":
-            lines.append(f"           {trial.detail}")
+            lines.append(f"           {p(trial.detail)}")
     return "\n".join(lines)
 
 
@@ -102,7 +121,7 @@ def run_verify(args: argparse.Namespace) -> int:
             with Verifier(backend=args.backend) as verifier:
                 verdict = verifier.verify(candidate, fixture, trials=args.trials)
     except (ValueError, FileNotFoundError, KeyError) as exc:
-        print(f"rlvr-lab verify: {exc}", file=sys.stderr)
+        print(f"rlvr-lab verify: {printable(exc)}", file=sys.stderr)
         return 2
     print(json.dumps(verdict.to_dict(), indent=2) if args.json else format_verdict(verdict))
     return {"pass": 0, "fail": 1}.get(verdict.outcome, 3)
@@ -140,7 +159,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         fixture = _load(args.fixture)
         references = reference_candidates(args.fixture)
     except (ValueError, FileNotFoundError, KeyError) as exc:
-        print(f"rlvr-lab calibrate: {exc}", file=sys.stderr)
+        print(f"rlvr-lab calibrate: {printable(exc)}", file=sys.stderr)
         return 2
     k = fixture.trials
     print(f"fixture {fixture.name} ({fixture.version}), checker {fixture.checker_version}, K = {k}, "

@@ -367,7 +367,7 @@ class DockerBackend(SandboxBackend):
                 pids_limit=limits.processes, ulimits=ulimits, cap_drop=["ALL"],
                 security_opt=["no-new-privileges"], init=True, ipc_mode="none",
                 environment={"LD_LIBRARY_PATH": f"{PY_PREFIX}/lib:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu",
-                             "HOME": "/tmp", "PYTHONHASHSEED": str(seed % 4294967296)},
+                             "HOME": "/tmp"},  # no PYTHONHASHSEED: nothing derived from the trial seed
                 log_config=docker.types.LogConfig(type="json-file", config={"max-size": "1m", "max-file": "1"}),
                 labels={"rlvr-lab": "sandbox", "rlvr-lab.slot": str(self.slot_dir)}, detach=True,
             )

@@ -26,6 +26,7 @@ thread hand-off).
 
 from __future__ import annotations
 
+import ast
 import base64
 import builtins
 import importlib.abc
@@ -39,6 +40,16 @@ from typing import Any
 
 from rlvr_lab.verifier.backend import Channel
 from rlvr_lab.verifier.sandbox_server import MAX_FRAME, MAX_MESSAGE
+
+
+#: Bytes of replies one trial may send the trusted runner; past it the channel is closed (the tests fail).
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+#: Most names a ``from module import *`` of a candidate module may bind.
+MAX_STAR_NAMES = 10_000
+#: Most hash collisions among the elements of one set or the keys of one dict in a reply. A real set
+#: holds distinct values, whose hashes rarely collide; many colliding values make building the set
+#: quadratic in the trusted runner, so such a reply is refused as malformed.
+MAX_HASH_COLLISIONS = 64
 
 
 class CandidateError(Exception):
@@ -100,6 +111,26 @@ def encode(value: Any, depth: int = 0) -> Any:
     raise NotPlainData(f"cannot send a {kind.__name__} to the sandbox: only plain data and handles cross")
 
 
+def _check_hashes(keys: list) -> None:
+    """Refuse set elements or dict keys whose hashes collide more than :data:`MAX_HASH_COLLISIONS` times.
+
+    Counting distinct hashes is linear (a set of machine-word hashes), so the quadratic cost of
+    inserting colliding values is never paid.
+
+    >>> _check_hashes([1, 2, 3])
+    >>> _check_hashes([k * (2**61 - 1) for k in range(1, 200)])
+    Traceback (most recent call last):
+    ...
+    ValueError: 198 hash collisions among 199 set elements or dict keys (at most 64)
+    """
+    if len(keys) <= MAX_HASH_COLLISIONS:
+        return
+    collisions = len(keys) - len({hash(k) for k in keys})
+    if collisions > MAX_HASH_COLLISIONS:
+        raise ValueError(f"{collisions} hash collisions among {len(keys)} set elements or dict keys "
+                         f"(at most {MAX_HASH_COLLISIONS})")
+
+
 def decode(tree: Any, client: "ProxyClient", depth: int = 0) -> Any:
     """A reply tree from the (untrusted) sandbox -> exact plain values or handles; strict.
 
@@ -136,17 +167,17 @@ def decode(tree: Any, client: "ProxyClient", depth: int = 0) -> Any:
     items = [decode(v, client, depth + 1) for v in body] if tag != "$d" else None
     if tag == "$t":
         return tuple(items)
-    if tag == "$s":
-        return set(items)
-    if tag == "$f":
-        return frozenset(items)
+    if tag in ("$s", "$f"):
+        _check_hashes(items)
+        return set(items) if tag == "$s" else frozenset(items)
     if tag == "$d":
-        out = {}
+        pairs = []
         for pair in body:
             if type(pair) is not list or len(pair) != 2:
                 raise ValueError("malformed dict item")
-            out[decode(pair[0], client, depth + 1)] = decode(pair[1], client, depth + 1)
-        return out
+            pairs.append((decode(pair[0], client, depth + 1), decode(pair[1], client, depth + 1)))
+        _check_hashes([k for k, _ in pairs])
+        return dict(pairs)
     raise ValueError(f"unknown tag {tag!r}")
 
 
@@ -161,6 +192,8 @@ class ProxyClient:
         self._waiting: dict[int, list] = {}  # request id -> [Event, reply or None]
         self._reading = False  # one caller at a time reads the channel (leader/follower)
         self._broken: str | None = None
+        self._reply_budget = MAX_REPLY_BYTES  # bytes the sandbox may still send (bounds decode work)
+        self.star_cache: dict[str, frozenset[str]] = {}  # module -> names its star import binds
 
     # -- transport -------------------------------------------------------------------------------
     def _read_exact(self, size: int) -> bytes:
@@ -178,6 +211,9 @@ class ProxyClient:
         (size,) = struct.unpack(">I", self._read_exact(4))
         if size > MAX_FRAME:
             raise ValueError(f"reply frame of {size} bytes exceeds {MAX_FRAME}")
+        self._reply_budget -= size + 4
+        if self._reply_budget < 0:
+            raise ValueError(f"the sandbox's replies exceeded {MAX_REPLY_BYTES} bytes in one trial")
         reply = json.loads(self._read_exact(size).decode("utf-8"))
         if type(reply) is not dict or type(reply.get("id")) is not int:
             raise ValueError("reply without an integer id")
@@ -260,6 +296,18 @@ class ProxyClient:
 
     def getattr(self, target: dict, name: str) -> Any:
         return self.request({"op": "getattr", "target": target, "name": name})
+
+    def names(self, target: dict) -> list[str]:
+        """The names ``from module import *`` binds in the sandbox's module (checked: identifiers only).
+
+        Names of builtins (``abs``, ``len``, ``isinstance``, ...) and dunder names are dropped: a hidden
+        test's ``abs(candidate(x) - y) < 1e-6`` must use the real ``abs``, not one the candidate exports.
+        """
+        names = self.request({"op": "names", "target": target})
+        if type(names) is not list or len(names) > MAX_STAR_NAMES or not all(
+                type(n) is str and n.isidentifier() for n in names):
+            raise CandidateError(f"the module's public names are not a list of at most {MAX_STAR_NAMES} identifiers")
+        return [n for n in names if not hasattr(builtins, n) and not n.startswith("__")]
 
     def setattr(self, target: dict, name: str, value: Any) -> None:
         self.request({"op": "setattr", "target": target, "name": name, "value": encode(value)})
@@ -366,11 +414,52 @@ class Binding:
 
     def __init__(self, client: ProxyClient | None = None):
         self.client = client
+        self.star_names: tuple[str, ...] | None = None
+        """While no sandbox is bound: the names ``from module import *`` binds (late-bound), e.g. the
+        free names of the hidden tests (:func:`free_names`); None makes a star import wait for a sandbox."""
 
     def get(self) -> ProxyClient:
         if self.client is None:
             raise SandboxGone("no sandbox is bound yet: candidate names are resolved at test time")
         return self.client
+
+
+def free_names(sources: list[str]) -> tuple[str, ...]:
+    r"""Names the (trusted) hidden-test ``sources`` read but never bind, builtins and dunders excluded:
+    what a ``from module import *`` must provide them, so they can be bound late before any sandbox.
+
+    >>> free_names(["from solution import *\ndef check(candidate):\n    x = poly([1], 2)\n    assert abs(x) == candidate(x)\n"])
+    ('poly',)
+    """
+    loads: set[str] = set()
+    bound: set[str] = set()
+    for text in sources:
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Name):
+                (loads if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, ast.arg):
+                bound.add(node.arg)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                bound.add(node.name)
+    return tuple(sorted(n for n in loads - bound if not hasattr(builtins, n) and not n.startswith("__")))
+
+
+def star_imports(sources: list[str], modules: tuple[str, ...]) -> bool:
+    r"""True when some source does ``from m import *`` for a module ``m`` (or a submodule) in ``modules``.
+
+    >>> star_imports(["from solution import *\n"], ("solution",)), star_imports(["from os import *\n"], ("solution",))
+    (True, False)
+    """
+    for text in sources:
+        for node in ast.walk(ast.parse(text)):
+            if (isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in modules
+                    and any(a.name == "*" for a in node.names)):
+                return True
+    return False
 
 
 def _lazy_op(op: str):
@@ -379,6 +468,13 @@ def _lazy_op(op: str):
 
     method.__name__ = op
     return method
+
+
+class _StarName(str):
+    """A name handed out by ``__all__`` during pre-collection: ``getattr`` with it makes a star-bound
+    :class:`LazyRemote`, which checks that the candidate's module really exports that name."""
+
+    __slots__ = ()
 
 
 class LazyRemote:
@@ -390,18 +486,31 @@ class LazyRemote:
     should import callables at module level and read plain values at test time.
     """
 
-    __slots__ = ("_rlvr_binding", "_rlvr_module", "_rlvr_name")
+    __slots__ = ("_rlvr_binding", "_rlvr_module", "_rlvr_name", "_rlvr_star")
 
-    def __init__(self, binding: Binding, module: str, name: str):
+    def __init__(self, binding: Binding, module: str, name: str, star: bool = False):
         object.__setattr__(self, "_rlvr_binding", binding)
         object.__setattr__(self, "_rlvr_module", module)
-        object.__setattr__(self, "_rlvr_name", name)
+        object.__setattr__(self, "_rlvr_name", str(name))
+        object.__setattr__(self, "_rlvr_star", star)
+
+    def _rlvr_client(self) -> ProxyClient:
+        """The bound client; for a star-bound name, first check the module exports it (else NameError,
+        as a real ``from module import *`` would have left the name undefined)."""
+        client = self._rlvr_binding.get()
+        if self._rlvr_star:
+            module = self._rlvr_module
+            if module not in client.star_cache:
+                client.star_cache[module] = frozenset(client.names({"m": module}))
+            if self._rlvr_name not in client.star_cache[module]:
+                raise NameError(f"name {self._rlvr_name!r} is not defined ({module} does not export it)")
+        return client
 
     def _rlvr_resolve(self) -> Any:
-        return self._rlvr_binding.get().getattr({"m": self._rlvr_module}, self._rlvr_name)
+        return self._rlvr_client().getattr({"m": self._rlvr_module}, self._rlvr_name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._rlvr_binding.get().call({"m": self._rlvr_module}, args, kwargs, name=self._rlvr_name)
+        return self._rlvr_client().call({"m": self._rlvr_module}, args, kwargs, name=self._rlvr_name)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._rlvr_resolve(), name)
@@ -427,6 +536,9 @@ class RemoteModule(types.ModuleType):
     """A candidate module as the hidden tests see it: attribute reads go to the sandbox.
 
     While no sandbox is bound (pre-collection), attributes come back as :class:`LazyRemote` names.
+    ``from module import *`` reads ``__all__``, which asks the sandbox for :func:`public_names
+    <rlvr_lab.verifier.sandbox_server.public_names>` (``__all__`` when the module defines one, else its
+    public names); while no sandbox is bound it raises, so such a test file is collected in each trial.
     """
 
     def __init__(self, name: str, binding: Binding):
@@ -435,11 +547,17 @@ class RemoteModule(types.ModuleType):
         self.__dict__["_rlvr_binding"] = binding
 
     def __getattr__(self, name: str) -> Any:
+        binding = self.__dict__["_rlvr_binding"]
+        if name == "__all__":  # ``from module import *``: the sandbox says which names
+            if binding.client is None and binding.star_names is not None:
+                # pre-collection: the names the tests use, bound late and checked against the sandbox's
+                # public names (``__all__`` honoured) when first used
+                return [_StarName(n) for n in binding.star_names]
+            return binding.get().names({"m": self.__name__})
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
-        binding = self.__dict__["_rlvr_binding"]
         if binding.client is None:
-            return LazyRemote(binding, self.__name__, name)
+            return LazyRemote(binding, self.__name__, name, star=type(name) is _StarName)
         return binding.client.getattr({"m": self.__name__}, name)
 
 

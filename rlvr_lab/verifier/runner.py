@@ -27,6 +27,7 @@ import ast
 import collections
 import gc
 import hashlib
+import hmac
 import json
 import os
 import pickle
@@ -65,6 +66,21 @@ DISABLED_PLUGINS = ("cacheprovider", "terminal", "logging", "warnings", "stepwis
 TB_STYLE = "line"
 #: How many prepared hidden-test directories a runner keeps.
 FIXTURE_CACHE = 64
+
+
+def secret_seed(secret: bytes, seed: int, purpose: str) -> int:
+    """A 31-bit seed for ``purpose`` derived from the trial ``seed`` and the runner's ``secret``.
+
+    The hidden tests' ``random`` is seeded with ``secret_seed(secret, seed, "tests")`` and the
+    candidate's with ``secret_seed(secret, seed, "sandbox")``: the secret never leaves the runner, so
+    nothing the sandbox sees predicts where a hidden test's random delays land, while both still vary
+    per trial.
+
+    >>> a = secret_seed(b"k", 1, "tests"); a == secret_seed(b"k", 1, "tests"), a == secret_seed(b"k", 1, "sandbox")
+    (True, False)
+    """
+    digest = hmac.new(secret, f"{purpose}:{int(seed)}".encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
 def expected_tests(hidden_tests: Mapping[str, str]) -> frozenset[str]:
@@ -206,10 +222,10 @@ def _child_run(runner: "SlotRunner", channel: Any, test_dir: Path, seed: int, pr
     """In a forked pytest process: run the hidden tests against the proxy; never returns."""
     code = 0
     try:
-        random.seed(seed)
+        random.seed(secret_seed(runner.secret, seed, "tests"))
         client = proxy.ProxyClient(channel)
         try:
-            client.init(seed)
+            client.init(secret_seed(runner.secret, seed, "sandbox"))
         except proxy.CandidateError:
             pass  # the tests will meet the dead sandbox and fail; the runner reads the sandbox's record
         runner.binding.client = client
@@ -249,7 +265,9 @@ class SlotRunner:
         self.slot_dir = Path(slot_dir)
         self.slot_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(self.slot_dir, 0o700)
+        self.secret = os.urandom(32)  # seeds the hidden tests' randomness; never sent to a sandbox
         self.backend = backend if isinstance(backend, SandboxBackend) else make_backend(backend, self.slot_dir / "sandbox")
+        self._empty_workspace_root()
         self.runner_dir = self.slot_dir / "runner"
         self.runner_dir.mkdir(mode=0o700, exist_ok=True)
         self.tests_root = self.runner_dir / "tests"
@@ -287,8 +305,16 @@ class SlotRunner:
         self._standby: tuple[int, socket.socket, int] | None = None  # (pid, control, state it was forked in)
         self._test_modules: set[str] = set()
         self.fixtures: collections.OrderedDict[str, tuple[Path, frozenset[str]]] = collections.OrderedDict()
+        self._star_names: dict[str, tuple[str, ...] | None] = {}  # test dir -> names a star import binds
         self.counter = 0
         self.last_child_pid: int | None = None
+
+    def _empty_workspace_root(self) -> None:
+        """Remove every graded copy left under the backend's workspace root (e.g. by a runner that died)."""
+        root = Path(self.backend.workspace_root)
+        if root.is_dir():
+            for entry in os.listdir(root):
+                workspace.remove(root / entry)
 
     # -- hidden tests ------------------------------------------------------------------------------
     def _fixture_dir(self, fixture: Fixture) -> tuple[Path, frozenset[str]]:
@@ -311,9 +337,13 @@ class SlotRunner:
                 target.write_text(text, encoding="utf-8")
             os.rename(tmp, directory)
         entry = (directory, expected_tests(fixture.hidden_tests))
+        sources = [text for rel, text in fixture.hidden_tests.items() if rel.endswith(".py")]
+        self._star_names[str(directory)] = (proxy.free_names(sources) if proxy.star_imports(sources, tuple(fixture.modules))
+                                            else None)
         self.fixtures[key] = entry
         while len(self.fixtures) > FIXTURE_CACHE:
             old, (old_dir, _) = self.fixtures.popitem(last=False)
+            self._star_names.pop(str(old_dir), None)
             workspace.remove(old_dir)
         return entry
 
@@ -327,18 +357,12 @@ class SlotRunner:
             return True
         if self._uncollectable == str(test_dir):
             return False
-        for name in self._test_modules:
-            sys.modules.pop(name, None)
-        for name in list(sys.modules):
-            if name.split(".")[0] in self.finder.modules or name.split(".")[0] in modules:
-                del sys.modules[name]
-        self.finder.modules = frozenset(modules)
-        self._collected = None
-        self._state += 1
+        self._drop_collection(modules)
         before = set(sys.modules)
         plugin, session = self.plugin, self.session
         plugin.seed, plugin.reports, plugin.collect_errors = 0, [], []
         self.config.args = [str(test_dir)]
+        self.binding.star_names = self._star_names.get(str(test_dir))
         try:
             session.perform_collect()
             ok = not plugin.collect_errors and not session.testsfailed
@@ -346,17 +370,28 @@ class SlotRunner:
             ok = False
         self._test_modules = set(sys.modules) - before
         if not ok:
-            for name in self._test_modules:
-                sys.modules.pop(name, None)
-            self._test_modules = set()
-            session.items = []
-            session.testsfailed = 0
-            session.testscollected = 0
-            session.shouldfail = session.shouldstop = False
+            self._drop_collection(modules)
         plugin.reports, plugin.collect_errors = [], []
         self._collected = str(test_dir) if ok else None
         self._uncollectable = None if ok else str(test_dir)
         return ok
+
+    def _drop_collection(self, modules: tuple[str, ...]) -> None:
+        """Forget the collected items and every imported test or candidate-name module; serve ``modules``."""
+        for name in self._test_modules:
+            sys.modules.pop(name, None)
+        for name in list(sys.modules):
+            if name.split(".")[0] in self.finder.modules or name.split(".")[0] in modules:
+                del sys.modules[name]
+        self._test_modules = set()
+        self.finder.modules = frozenset(modules)
+        self._collected = None
+        self._state += 1
+        session = self.session
+        session.items = []
+        session.testsfailed = 0
+        session.testscollected = 0
+        session.shouldfail = session.shouldstop = False
 
     # -- one trial ---------------------------------------------------------------------------------
     def _fork_standby(self) -> None:
@@ -432,12 +467,12 @@ class SlotRunner:
         duration = time.perf_counter() - start
         if exit_record.kind == "infra":
             return TrialResult("pending", duration, seed, "sandbox failed (infrastructure)", exit_record.detail)
-        if runner_problem:
-            return TrialResult("pending", duration, seed, runner_problem, "")
-        if exit_record.kind != "killed":
+        if exit_record.kind != "killed":  # the candidate's own end comes first, even if the runner overran
             reason = {"timeout": "timeout", "output_cap": "output cap", "limit": "resource limit",
                       "exited": "candidate process ended"}[exit_record.kind]
             return TrialResult("fail", duration, seed, reason, exit_record.detail[:DETAIL_CHARS])
+        if runner_problem:
+            return TrialResult("pending", duration, seed, runner_problem, "")
         try:
             record = json.loads(data.decode())
         except ValueError:
@@ -485,11 +520,11 @@ class SlotRunner:
         self.counter += 1
         graded = Path(self.backend.workspace_root) / f"c{os.getpid()}-{self.counter}"
         workspace.remove(graded)
-        workspace.apply(fixture, candidate, graded)
         try:
+            workspace.apply(fixture, candidate, graded)
             outcome, results, stop = trials_mod.all_pass(
                 lambda index, seed: self.run_trial(graded, fixture, test_dir, expected, seed), trials, base_seed)
-        finally:
+        finally:  # also after an error: the next candidate in this slot must find nothing of this one
             workspace.remove(graded)
         return {"outcome": outcome, "trials": results, "stop_reason": stop}
 

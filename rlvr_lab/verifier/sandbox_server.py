@@ -17,6 +17,7 @@ dict/set/frozenset cross as data; a subclass of one of them is refused (the call
 object becomes a handle, which the runner compares by identity only.
 
 Requests: ``{"id": n, "op": "init", "seed": s}``, ``{"id": n, "op": "getattr", "target": T, "name": a}``,
+``{"id": n, "op": "names", "target": T}`` (what ``from module import *`` binds, see :func:`public_names`),
 ``{"id": n, "op": "setattr", "target": T, "name": a, "value": v}``, ``{"id": n, "op": "call", "target":
 T, "args": [...], "kwargs": {"$d": ...}}`` and ``{"id": n, "op": "callattr", "target": T, "name": a,
 "args": ..., "kwargs": ...}``, where a target T is ``{"m": "module.name"}`` or ``{"h": id}``. Replies:
@@ -135,6 +136,21 @@ def decode(tree, handles):
     raise ValueError(f"unknown tag in {sorted(tree)!r}")
 
 
+def public_names(module):
+    """The names ``from module import *`` binds: ``__all__`` when it is a list or tuple of strings,
+    else every name not starting with an underscore that is not itself a module.
+
+    >>> import types; m = types.ModuleType("m"); m.f = 1; m._g = 2; m.os = os
+    >>> public_names(m)
+    ['f']
+    """
+    names = getattr(module, "__all__", None)
+    if type(names) in (list, tuple) and all(type(n) is str for n in names):
+        return list(names)
+    return sorted(n for n, v in vars(module).items()
+                  if type(n) is str and not n.startswith("_") and type(v) is not type(sys))
+
+
 def read_exact(fd, size):
     """Read exactly ``size`` bytes from descriptor ``fd``; b"" at a clean end of stream."""
     chunks = []
@@ -187,6 +203,8 @@ class Server:
             return None
         if op == "getattr":
             return getattr(self.target(request["target"]), request["name"])
+        if op == "names":
+            return public_names(self.target(request["target"]))
         if op == "setattr":
             setattr(self.target(request["target"]), request["name"], decode(request["value"], self.handles))
             return None

@@ -9,11 +9,12 @@ SOCK_SEQPACKET control socket (its descriptor number is in the config):
 ``{"op": "spawn", "ws": name, "limits": {...}, "uid": u}`` with one SCM_RIGHTS descriptor
     Fork a sandbox whose server talks on that descriptor (the sandbox's end of a socketpair the runner
     made, so the runner can start its pytest process while the sandbox is still being built): a child in a *new PID namespace* becomes its init (PID 1, still root): it unshares a
-    private mount namespace, mounts a fresh ``/proc`` (so only the sandbox's own processes are visible)
+    private mount namespace and a fresh IPC namespace (SysV shared memory capped at the memory limit, no
+    segment, queue or semaphore of another trial), hides every other graded copy, mounts a fresh ``/proc`` (so only the sandbox's own processes are visible)
     and fresh small tmpfs mounts on ``/tmp``, ``/var/tmp`` and ``/dev/shm``, then forks the candidate's
     server: descriptors closed, stdout+stderr into a capped pipe, rlimits applied (CPU, address space,
     processes, file size, open files, no core), groups dropped, ``setgid``/``setuid`` to the slot's
-    unprivileged uid, no-new-privileges, ``cwd`` = the read-only graded copy, and
+    unprivileged uid, a new session keyring with the uid's own keyrings emptied, no-new-privileges, ``cwd`` = the read-only graded copy, and
     ``sandbox_server.serve`` on the given descriptor. The reply is ``{"ok": true, "pid": init}``. Members of a PID namespace cannot signal its init, and when init dies the
     kernel kills every process left in the namespace (setsid daemons included).
 ``{"op": "kill", "pid": p}``
@@ -47,6 +48,10 @@ PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
 #: statvfs flags -> mount flags that a read-only remount must keep (they may be locked in a user namespace).
 _KEEP_FLAGS = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
                (os.ST_NOATIME, 1024), (os.ST_NODIRATIME, 2048), (os.ST_RELATIME, 1 << 21))
+#: keyctl(2): syscall numbers and the operations used to give every trial empty keyrings.
+SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
+KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 1, 7, 22
+KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -3, -4, -5
 
 #: Where the slot's workspace root appears inside every sandbox.
 SANDBOX_ROOT = "/run/rlvr-sandbox"
@@ -99,7 +104,7 @@ def setup_namespaces(config):
     """Enter private namespaces and build the sandbox's view of the filesystem (once per zygote)."""
     unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
     mount(None, "/", None, MS_REC | MS_PRIVATE)
-    socket.sethostname("sandbox")
+    socket.sethostname("localhost")  # an ordinary name: nothing says "verifier"
     ws_fd = os.open(config["ws_dir"], os.O_PATH | os.O_DIRECTORY)
     keep = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in config["keep"]]
     hidden = []
@@ -120,6 +125,35 @@ def setup_namespaces(config):
         mount(None, path, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=64k,mode=755")
     for fd in [ws_fd] + [fd for _, fd in keep]:
         os.close(fd)
+
+
+def ipc_limits(memory_mb):
+    """Caps of a fresh IPC namespace (written as root before the candidate starts): SysV shared memory
+    in total at most ``memory_mb`` (so it counts within the memory limit), few segments and queues."""
+    pages = max(1, int(memory_mb) * 256)  # 4 KiB pages
+    return {"/proc/sys/kernel/shmmax": int(memory_mb) * 1024 * 1024, "/proc/sys/kernel/shmall": pages,
+            "/proc/sys/kernel/shmmni": 16, "/proc/sys/kernel/msgmni": 16, "/proc/sys/fs/mqueue/queues_max": 16}
+
+
+def fresh_keyrings(clear_user=True):
+    """Before any candidate code: join a new anonymous session keyring and, as the slot uid
+    (``clear_user``), clear the uid's user, user-session and persistent keyrings, so no key of an earlier
+    trial or candidate is reachable. Without a slot uid (user-namespace and process modes) the user's own
+    keyrings are the caller's and are left alone: only the session keyring is new. Best effort where
+    keyctl is unavailable (then no trial can create keys either)."""
+    if SYS_KEYCTL is None:
+        return
+    call = _libc.syscall
+    call.restype = ctypes.c_long
+    call(SYS_KEYCTL, ctypes.c_long(KEYCTL_JOIN_SESSION_KEYRING), ctypes.c_void_p(None))
+    if not clear_user:
+        return
+    for ring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
+        call(SYS_KEYCTL, ctypes.c_long(KEYCTL_CLEAR), ctypes.c_long(ring))
+    persistent = call(SYS_KEYCTL, ctypes.c_long(KEYCTL_GET_PERSISTENT), ctypes.c_long(-1),
+                      ctypes.c_long(KEY_SPEC_SESSION_KEYRING))
+    if persistent > 0:
+        call(SYS_KEYCTL, ctypes.c_long(KEYCTL_CLEAR), ctypes.c_long(persistent))
 
 
 def _apply_limits(limits, nproc_base=0):
@@ -163,8 +197,11 @@ def run_server(server_module, chan_fd, out_w, workdir, limits, uid, mode="root",
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
-        elif mode == "userns":
-            confine.drop_capabilities()
+            fresh_keyrings()
+        else:
+            if mode == "userns":
+                confine.drop_capabilities()
+            fresh_keyrings(clear_user=False)
         prctl(PR_SET_NO_NEW_PRIVS, 1)
         if mode == "process" and limits.get("landlock_abi"):
             confine.landlock(limits["read_only"], [scratch], int(limits["landlock_abi"]))
@@ -210,9 +247,25 @@ def run_init(server_module, chan_fd, status_w, workdir, limits, uid, mode="root"
             prctl(PR_SET_CHILD_SUBREAPER, 1)
             os.mkdir(scratch, 0o700)
         else:
-            unshare(CLONE_NEWNS)
+            unshare(CLONE_NEWNS | CLONE_NEWIPC)  # a fresh IPC namespace per trial: no SysV/POSIX IPC survives it
             mount(None, "/", None, MS_REC | MS_PRIVATE)
             mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            for path, value in ipc_limits(limits["memory_mb"]).items():
+                if os.path.exists(path):  # fs.mqueue is absent without POSIX message queues
+                    try:
+                        with open(path, "w") as handle:
+                            handle.write(str(value))
+                    except OSError:
+                        if mode == "root":  # a user namespace on an older kernel may not own these
+                            raise
+            # Only this trial's graded copy is visible: an empty tmpfs hides its siblings (other candidates').
+            ws_fd = os.open(workdir, os.O_PATH | os.O_DIRECTORY)
+            mount("tmpfs", SANDBOX_ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=16k,mode=755")
+            os.mkdir(workdir, 0o755)
+            mount(f"/proc/self/fd/{ws_fd}", workdir, None, MS_BIND)
+            remount_read_only(workdir)
+            mount(None, SANDBOX_ROOT, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=16k,mode=755")
+            os.close(ws_fd)
             tmp_mb = max(1, min(64, 2 * int(limits["file_mb"])))
             for path in ("/tmp", "/var/tmp", "/dev/shm"):
                 if os.path.isdir(path):

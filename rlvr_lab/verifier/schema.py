@@ -75,6 +75,10 @@ class Candidate:
 
     files: Mapping[str, str]
     """Changed or added files: relative path -> full new text. Deleting a file is not supported."""
+    problems: tuple[str, ...] = ()
+    """What :func:`~rlvr_lab.verifier.workspace.capture` could not take from the explored tree (a FIFO,
+    a symbolic link, a file that is not UTF-8 or too large, ...); a candidate with problems is refused at
+    admission (verdict ``fail`` with the first problem as the reason), never an error of the verifier."""
 
     @property
     def digest(self) -> str:
@@ -92,7 +96,8 @@ class TrialResult:
     duration_s: float
     """Wall-clock seconds the trial took."""
     seed: int
-    """Seed that ordered the tests and seeded the candidate's RNGs in this trial."""
+    """Seed that ordered the tests in this trial; the hidden tests' and the candidate's RNG seeds are
+    derived from it with a secret of the runner (:func:`rlvr_lab.verifier.runner.secret_seed`)."""
     reason: str = ""
     """Why it ended so: e.g. ``tests passed``, ``assertion failed``, ``timeout``, ``memory limit``."""
     detail: str = ""

@@ -16,6 +16,7 @@ import os
 import warnings
 import posixpath
 import shutil
+import stat
 from pathlib import Path
 from typing import Mapping
 
@@ -31,6 +32,27 @@ MAX_COMPILE_CHARS = 64 * 1024
 IGNORED_NAMES = ("__pycache__", ".git", ".pytest_cache", ".mypy_cache", ".ipynb_checkpoints")
 
 
+#: Longest file or directory name, bytes of UTF-8 (Linux NAME_MAX).
+MAX_NAME_BYTES = 255
+#: Longest relative path, bytes of UTF-8.
+MAX_PATH_BYTES = 1024
+#: Most characters over all files of one candidate.
+MAX_TOTAL_CHARS = 4_000_000
+#: Most directory entries :func:`capture` looks at beyond the fixture's own files.
+MAX_WALK = 2000
+
+
+def _utf8_error(text: str) -> str | None:
+    """Why ``text`` cannot be written as UTF-8 (a lone surrogate), or None; linear time."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"is not valid Unicode text (lone surrogate at {exc.start})"
+    return None
+
+
 def path_error(path: str) -> str | None:
     """Why ``path`` is not a safe relative POSIX path, or None.
 
@@ -38,32 +60,78 @@ def path_error(path: str) -> str | None:
     True
     >>> path_error("../etc/passwd")
     "path '../etc/passwd' leaves the workspace"
+    >>> path_error("a" * 300 + ".py")[:40]
+    "path 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
     """
     if not isinstance(path, str) or not path:
         return f"path {path!r} is not a non-empty string"
-    if "\\" in path or "\0" in path or path.startswith("/"):
+    if _utf8_error(path):
+        return f"path {path!r} is not valid Unicode text"
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in path):
+        return f"path {path!r} holds a control character"
+    if "\\" in path or path.startswith("/"):
         return f"path {path!r} is not a relative POSIX path"
     if ".." in path.split("/"):
         return f"path {path!r} leaves the workspace"
     if posixpath.normpath(path) != path:
         return f"path {path!r} is not in normal form"
+    if len(path.encode("utf-8")) > MAX_PATH_BYTES:
+        return f"path {path[:60]!r}... is longer than {MAX_PATH_BYTES} bytes"
+    if any(len(part.encode("utf-8")) > MAX_NAME_BYTES for part in path.split("/")):
+        return f"path {path[:60]!r}... has a name longer than {MAX_NAME_BYTES} bytes"
+    return None
+
+
+def collision_error(paths: list[str], base: Mapping[str, str]) -> str | None:
+    """Why the candidate's ``paths`` cannot all be files beside the fixture's ``base`` files, or None.
+
+    A path that is also a directory of another path (``a`` and ``a/b``) cannot be written.
+
+    >>> collision_error(["a", "a/b"], {}) is None
+    False
+    >>> collision_error(["pkg/x.py"], {"pkg/y.py": ""}) is None
+    True
+    >>> collision_error(["pkg"], {"pkg/y.py": ""})
+    "path 'pkg' is also a directory of 'pkg/y.py'"
+    """
+    files = set(base) | set(paths)
+    dirs: dict[str, str] = {}
+    for path in sorted(files):
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            dirs.setdefault("/".join(parts[:i]), path)
+    for path in sorted(files):
+        if path in dirs:
+            return f"path {path!r} is also a directory of {dirs[path]!r}"
     return None
 
 
 def admission_error(candidate: Candidate, fixture: Fixture) -> str | None:
     """The reason ``candidate`` may not be graded against ``fixture``, or None when it is admitted.
 
+    Everything a candidate controls is checked here (names, lengths, encodings, sizes, counts,
+    colliding paths, problems met while capturing its tree), so that nothing it sends can later make
+    the runner fail in a way that would read as an infrastructure fault.
+
     >>> fx = Fixture("t", "v1", files={"solution.py": ""}, hidden_tests={}, allowed_paths=("solution.py",))
     >>> admission_error(Candidate({"solution.py": "x = 1"}), fx) is None
     True
     >>> admission_error(Candidate({"conftest.py": ""}), fx)
     "path 'conftest.py' is not permitted (allowed: solution.py)"
+    >>> admission_error(Candidate({"solution.py": "x = '\\ud800'"}), fx)
+    "content of 'solution.py' is not valid Unicode text (lone surrogate at 5)"
     """
+    problems = getattr(candidate, "problems", ())
+    if problems:
+        return str(problems[0])[:500]
+    if not isinstance(candidate.files, Mapping):
+        return "the candidate's files are not a mapping of path -> text"
     if not candidate.files:
         return "the candidate changes no file"
     if len(candidate.files) > MAX_FILES:
         return f"the candidate changes {len(candidate.files)} files; at most {MAX_FILES} are accepted"
-    for path, text in sorted(candidate.files.items()):
+    total = 0
+    for path, text in sorted(candidate.files.items(), key=lambda item: str(item[0])):
         problem = path_error(path)
         if problem:
             return problem
@@ -71,10 +139,16 @@ def admission_error(candidate: Candidate, fixture: Fixture) -> str | None:
             return f"content of {path!r} is not text"
         if len(text) > MAX_FILE_CHARS:
             return f"{path!r} has {len(text)} characters; at most {MAX_FILE_CHARS} are accepted"
+        total += len(text)
+        if total > MAX_TOTAL_CHARS:
+            return f"the candidate's files hold more than {MAX_TOTAL_CHARS} characters"
         if not any(fnmatch.fnmatchcase(path, pattern) for pattern in fixture.allowed_paths):
             allowed = ", ".join(fixture.allowed_paths) or "nothing"
             return f"path {path!r} is not permitted (allowed: {allowed})"
-    return None
+        problem = _utf8_error(text)
+        if problem:
+            return f"content of {path!r} {problem}"
+    return collision_error(list(candidate.files), fixture.files)
 
 
 def module_of(path: str) -> str | None:
@@ -127,26 +201,71 @@ def capture(tree: Path, fixture: Fixture) -> Candidate:
     """The change an explored ``tree`` makes to ``fixture``'s base revision, as a :class:`Candidate`.
 
     Files equal to the base are left out; files missing from the tree are ignored (deletion is not a
-    supported change); caches and VCS metadata are skipped. Symbolic links are refused.
+    supported change); caches and VCS metadata are skipped. Anything that is not a plain change
+    (symbolic links, FIFOs, sockets, devices, files that are not UTF-8 or larger than
+    :data:`MAX_FILE_CHARS` allows, names that are not text, more than :data:`MAX_WALK` entries) is
+    recorded in ``Candidate.problems`` and refused at admission. The work done here is bounded: a
+    file is never opened unless ``lstat`` says it is a regular file small enough, it is opened without
+    following links and without blocking, and at most the size limit is read (a sparse file of
+    terabytes costs one ``lstat``).
     """
     tree = Path(tree)
     if not tree.is_dir():
         raise ValueError(f"tree must be an existing directory, got {tree}")
     files: dict[str, str] = {}
+    problems: list[str] = []
+    limit_bytes = 4 * MAX_FILE_CHARS
+    seen = 0
+    budget = MAX_WALK + len(fixture.files)
     for root, dirs, names in os.walk(tree, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d not in IGNORED_NAMES)
+        seen += len(dirs) + len(names)
+        if seen > budget:
+            problems.append(f"the tree holds more than {budget} entries")
+            break
+        kept = []
+        for d in sorted(dirs):
+            if d in IGNORED_NAMES:
+                continue
+            if os.path.islink(os.path.join(root, d)):
+                rel = Path(root, d).relative_to(tree).as_posix()
+                problems.append(f"tree contains a symbolic link {rel!r}; candidates are plain files")
+                continue
+            kept.append(d)
+        dirs[:] = kept
         for name in sorted(names):
-            full = Path(root) / name
-            rel = full.relative_to(tree).as_posix()
-            if full.is_symlink():
-                raise ValueError(f"tree contains a symbolic link {rel!r}; candidates are plain files")
+            if name in IGNORED_NAMES:
+                continue
+            full = os.path.join(root, name)
+            rel = Path(full).relative_to(tree).as_posix()
+            problem = path_error(rel)
+            if problem:
+                problems.append(problem)
+                continue
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                problems.append(f"tree contains a symbolic link {rel!r}; candidates are plain files")
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                problems.append(f"{rel!r} is not a regular file (mode {stat.filemode(st.st_mode)})")
+                continue
+            if st.st_size > limit_bytes:
+                problems.append(f"{rel!r} has {st.st_size} bytes; at most {MAX_FILE_CHARS} characters are accepted")
+                continue
             try:
-                text = full.read_text(encoding="utf-8")
+                fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError as exc:
+                problems.append(f"{rel!r} cannot be read: {exc.strerror}")
+                continue
+            with os.fdopen(fd, "rb") as handle:
+                data = handle.read(limit_bytes + 1)
+            try:
+                text = data.decode("utf-8")
             except UnicodeDecodeError:
-                raise ValueError(f"file {rel!r} is not UTF-8 text") from None
+                problems.append(f"file {rel!r} is not UTF-8 text")
+                continue
             if fixture.files.get(rel) != text:
                 files[rel] = text
-    return Candidate(files)
+    return Candidate(files, problems=tuple(problems))
 
 
 def apply(fixture: Fixture, candidate: Candidate, dest: Path) -> Path:
