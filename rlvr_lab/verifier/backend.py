@@ -120,6 +120,10 @@ class Channel(abc.ABC):
     def close(self) -> None:
         """Close this end (idempotent)."""
 
+    def peer_closed(self) -> bool:
+        """True when the server's end is known to be closed (its process ended); False when unknown."""
+        return False
+
 
 class SocketChannel(Channel):
     """A :class:`Channel` over a connected stream socket (what the local backend hands out).
@@ -148,6 +152,15 @@ class SocketChannel(Channel):
     def fileno(self) -> int:
         return self.sock.fileno()
 
+    def peer_closed(self) -> bool:
+        """End of stream with nothing unread: every holder of the server's end has closed it."""
+        try:
+            return self.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return True
+
 
 class SandboxSession(abc.ABC):
     """One running sandbox: a channel to its server and a way to end it."""
@@ -155,8 +168,12 @@ class SandboxSession(abc.ABC):
     channel: Channel
 
     @abc.abstractmethod
-    def kill(self) -> SandboxExit:
-        """Kill and reap every process of this sandbox; report why it ended (idempotent)."""
+    def kill(self, grace_s: float = 0.0) -> SandboxExit:
+        """Kill and reap every process of this sandbox; report why it ended (idempotent).
+
+        ``grace_s``: the caller saw the server's channel close, so the sandbox is ending by itself; wait up
+        to this long for its own exit record before killing (else a candidate's ``os._exit`` can race
+        the kill and be recorded as ``killed``)."""
 
 
 class SandboxBackend(abc.ABC):

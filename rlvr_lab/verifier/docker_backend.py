@@ -258,7 +258,7 @@ class DockerSession(SandboxSession):
         except Exception:
             return False
 
-    def kill(self) -> SandboxExit:
+    def kill(self, grace_s: float = 0.0) -> SandboxExit:
         if self._exit is not None:
             return self._exit
         self._timer.cancel()

@@ -462,7 +462,8 @@ class SlotRunner:
         self.last_child_pid = pid
         os.close(result_w)
         data, runner_problem = self._collect(pid, result_r, start + limits.wall_s + GRACE_S)
-        exit_record = session.kill()
+        # A closed channel means the candidate's server ended by itself: let its own exit record arrive.
+        exit_record = session.kill(grace_s=0.5 if session.channel.peer_closed() else 0.0)
         session.channel.close()
         duration = time.perf_counter() - start
         if exit_record.kind == "infra":

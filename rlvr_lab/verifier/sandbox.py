@@ -176,7 +176,7 @@ class LocalSession(SandboxSession):
         self.channel = SocketChannel(sock)
         self._exit: SandboxExit | None = None
 
-    def kill(self) -> SandboxExit:
+    def kill(self, grace_s: float = 0.0) -> SandboxExit:
         if self._exit is None:
             try:
                 reply = self.backend._reply()
@@ -187,7 +187,7 @@ class LocalSession(SandboxSession):
                 self._exit = SandboxExit("infra", detail=f"sandbox spawn failed: {reply.get('error')}"[:500])
                 return self._exit
             self.pid = int(reply["pid"])
-            self._exit = self.backend._kill(self.pid)
+            self._exit = self.backend._kill(self.pid, grace_s)
         return self._exit
 
 
@@ -308,9 +308,9 @@ class LocalBackend(SandboxBackend):
             theirs.close()
         return LocalSession(self, ours)
 
-    def _kill(self, pid: int) -> SandboxExit:
+    def _kill(self, pid: int, grace_s: float = 0.0) -> SandboxExit:
         try:
-            self._send({"op": "kill", "pid": pid})
+            self._send({"op": "kill", "pid": pid, "grace": grace_s})
             reply = self._reply()
         except SandboxFault as exc:
             return SandboxExit("infra", detail=str(exc))

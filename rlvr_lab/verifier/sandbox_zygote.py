@@ -17,7 +17,8 @@ SOCK_SEQPACKET control socket (its descriptor number is in the config):
     unprivileged uid, a new session keyring with the uid's own keyrings emptied, no-new-privileges, ``cwd`` = the read-only graded copy, and
     ``sandbox_server.serve`` on the given descriptor. The reply is ``{"ok": true, "pid": init}``. Members of a PID namespace cannot signal its init, and when init dies the
     kernel kills every process left in the namespace (setsid daemons included).
-``{"op": "kill", "pid": p}``
+``{"op": "kill", "pid": p, "grace": s}``
+    (``grace`` optional: the server has already ended, so wait up to ``s`` seconds for init's record first.)
     Kill that sandbox's init (and so all its processes), reap it, and reply with the exit record
     ``{"kind", "exit_code", "signal", "detail", "output"}`` (kinds as in
     :class:`rlvr_lab.verifier.backend.SandboxExit`).
@@ -442,12 +443,15 @@ class Zygote:
             except ValueError:
                 session["record"] = {"kind": "infra", "detail": "unreadable status from sandbox init"}
 
-    def kill(self, pid, kind="killed"):
+    def kill(self, pid, kind="killed", grace=0.0):
         session = self.sessions.get(pid)
         if session is None:
             return {"kind": "infra", "detail": f"no sandbox {pid}"}
         if not session["reaped"]:
             self._drain(pid)
+            if session["record"] is None and grace > 0:  # its server has ended: let init report why
+                select.select([session["status_r"]], [], [], min(float(grace), 2.0))
+                self._drain(pid)
             if session["record"] is None:
                 session["ours"] = True
                 session["ours_kind"] = kind
@@ -498,7 +502,7 @@ class Zygote:
                     finally:
                         os.close(fds[0])
                 elif request["op"] == "kill":
-                    record = self.kill(int(request["pid"]))
+                    record = self.kill(int(request["pid"]), grace=float(request.get("grace") or 0.0))
                     self.sessions.pop(int(request["pid"]), None)
                     self.ctl.send(json.dumps({"ok": True, "record": record}).encode())
                 elif request["op"] == "ping":
