@@ -162,8 +162,9 @@ def _environment_dirs() -> tuple:
 def _local_backend(slot: Path, hide: tuple):
     from rlvr_lab.verifier.sandbox import LocalBackend
 
-    backend = LocalBackend(slot, hide=hide, keep=_environment_dirs(), server_path=str(_HERE / "notebook_executor.py"))
-    # the staged package lives in the slot's workspace root, which the sandbox sees read-only
+    backend = LocalBackend(slot, hide=hide, keep=_environment_dirs(), server_path=str(_HERE / "notebook_executor.py"),
+                           shared=("lib",))
+    # the staged package lives in the slot's workspace root, shown read-only in every sandbox
     stage_library(str(Path(backend.workspace_root) / "lib"))
     return backend, {"python": sys.executable, "lib": f"{SANDBOX_ROOT}/lib", "site": []}
 

@@ -198,11 +198,16 @@ class LocalBackend(SandboxBackend):
     mode = "root"
 
     def __init__(self, slot_dir: Path, hide: tuple[str, ...] = (), keep: tuple[str, ...] = (),
-                 server_path: str | None = None):
+                 server_path: str | None = None, shared: tuple[str, ...] = ()):
         """``hide``: more directories to hide; ``keep``: directories to show read-only inside hidden ones
         (e.g. a virtual environment); ``server_path``: a stdlib-only module with ``serve(rfd, wfd,
-        workdir)`` to run in each sandbox instead of ``sandbox_server.py`` (the grader's notebook executor).
+        workdir)`` to run in each sandbox instead of ``sandbox_server.py`` (the grader's notebook executor);
+        ``shared``: names of directories in ``workspace_root`` that every sandbox sees read-only beside its
+        own copy (a sandbox otherwise sees only its own copy there, never a sibling).
         """
+        self.shared = [str(name) for name in shared]
+        if any(not name or "/" in name or name in (".", "..") for name in self.shared):
+            raise ValueError(f"shared must name entries directly in the workspace root, got {self.shared}")
         if type(self).mode != "process":
             self.mode = local_mode()
             self.name = "local" if self.mode == "root" else "local-userns"
@@ -229,7 +234,7 @@ class LocalBackend(SandboxBackend):
     # -- zygote lifecycle ----------------------------------------------------------------------------
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        config = {"ws_dir": str(self.workspace_root), "hide": self.hide, "keep": self.keep,
+        config = {"ws_dir": str(self.workspace_root), "hide": self.hide, "keep": self.keep, "shared": self.shared,
                   "server_path": self.server_path, "parent": os.getpid(),
                   "ctl_fd": theirs.fileno(), "mode": self.mode, "uid": os.getuid(), "gid": os.getgid()}
         config.update(self._extra_config())

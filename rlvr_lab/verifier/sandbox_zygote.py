@@ -259,14 +259,16 @@ def run_init(server_module, chan_fd, status_w, workdir, limits, uid, mode="root"
                     except OSError:
                         if mode == "root":  # a user namespace on an older kernel may not own these
                             raise
-            # Only this trial's graded copy is visible: an empty tmpfs hides its siblings (other candidates').
-            ws_fd = os.open(workdir, os.O_PATH | os.O_DIRECTORY)
+            # Only this trial's graded copy (and the backend's shared entries, such as the grader's staged
+            # library) is visible: an empty tmpfs hides its siblings (other candidates').
+            views = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in [workdir] + limits["shared"]]
             mount("tmpfs", SANDBOX_ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=16k,mode=755")
-            os.mkdir(workdir, 0o755)
-            mount(f"/proc/self/fd/{ws_fd}", workdir, None, MS_BIND)
-            remount_read_only(workdir)
+            for path, fd in views:
+                os.mkdir(path, 0o755)
+                mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+                remount_read_only(path)
+                os.close(fd)
             mount(None, SANDBOX_ROOT, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=16k,mode=755")
-            os.close(ws_fd)
             tmp_mb = max(1, min(64, 2 * int(limits["file_mb"])))
             for path in ("/tmp", "/var/tmp", "/dev/shm"):
                 if os.path.isdir(path):
@@ -351,9 +353,11 @@ class Zygote:
         limits = dict(request["limits"])
         workdir = os.path.join(self.root, request["ws"])
         status_r, status_w = os.pipe()
+        limits["shared"] = [os.path.join(self.root, name) for name in self.config.get("shared", ())]
         if self.mode == "process":
             limits["landlock_abi"] = self.config.get("landlock_abi", 0)
-            limits["read_only"] = self.config["keep"] + [workdir] + list(self.confine.READ_ONLY_ROOTS)
+            limits["read_only"] = (self.config["keep"] + [workdir] + limits["shared"]
+                                   + list(self.confine.READ_ONLY_ROOTS))
         else:
             setns(self.pidns_fd, CLONE_NEWPID)
             unshare(CLONE_NEWPID)
