@@ -152,6 +152,12 @@ class AnswerServer:
                     pass
 
     def close(self) -> None:
+        # shutdown first: close() alone leaves the thread blocked in accept() holding the port open
+        # (listening, with no descriptor left) for as long as this process lives
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.sock.close()
 
 

@@ -461,12 +461,14 @@ class Zygote:
                 session["ours_kind"] = kind
                 if kind == "timeout":
                     session["record"] = {"kind": "timeout", "detail": "wall-clock deadline passed"}
-            if self.mode == "process":  # the candidate's groups first: its processes must not outlive init
-                self._kill_groups(self.confine.children_of({pid}))
+            # process mode: init first (so it cannot report the server's death as the candidate's own end),
+            # then the candidate's process groups, which must not outlive it
+            below = self.confine.children_of({pid}) if self.mode == "process" else []
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+            self._kill_groups(below)
             self._reap(pid)
         return session["record"]
 
