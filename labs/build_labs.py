@@ -606,10 +606,13 @@ hacked_lone = [g for g in lone if any(r.reward == 1 and is_exploit(r.completion_
 print(f"naive run: {len(lone)} groups with a lone pass, {len(hacked_lone)} of them won by the exploit")"""),
     md("""## Closing note
 
-The chapter's claim, measured: under the naive reward the exploit is the one behaviour that earns reward
-when honest passes are rare, so every group it wins hands it the largest coefficient and its rate climbs
-while the true pass rate does not; under the isolated verifier the same demonstrations earn nothing and
-the exploit is not reinforced. Note the "at least": on the hard family nearly every group fails, and an
+What the chapter predicts (section 17.5.1), to check against the numbers printed below rather than to
+take on trust: under the naive reward the exploit is the one behaviour that earns reward when honest passes
+are rare, so every group it wins hands it the largest coefficient and its rate should climb while the true
+pass rate does not; under the isolated verifier the same demonstrations earn nothing and the exploit
+should not be reinforced. Whether this run shows it depends on how often the exploit actually won a
+lone-pass group (section 4's count): if that count is a handful, the mechanism barely fired and one seed
+proves little either way. Note the "at least": on the hard family nearly every group fails, and an
 all-fail group has zero contrast (section 17.5.4), so the isolated verifier gives the exploit no *negative*
 push there either - it simply stops being copied. One step samples only six tasks, so a single step's rate
 jumps with the family mix; the summary averages the first and the last ten steps (a quarter of the run on
@@ -638,7 +641,7 @@ start three times, changing one knob at a time, and measures three pathologies:
 
 1. **Entropy collapse.** With a symmetric clip (`eps_low = eps_high = 0.2`) a token the policy already
    likes can grow a lot before the clip binds, while a rare token can only grow by a tiny absolute
-   amount (section 17.5.2: at p = 0.01 the incentive flattens after +0.002). Clip-higher
+   amount (section 17.8.3: at p = 0.01 the incentive flattens after +0.002). Clip-higher
    (`eps_high = 0.28 > eps_low`, DAPO) loosens the upper bound. We compare **token entropy** and the
    **diversity of completions on unsolved tasks** (distinct completions per group among groups with no
    pass) - the exploration a policy needs on exactly the tasks it cannot yet solve.
