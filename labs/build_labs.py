@@ -595,8 +595,8 @@ Why does the exploit spread so fast under the naive reward? Take a group from th
 one rollout was rewarded and compute its coefficients with equation 2."""),
     code("""from rlvr_lab import grpo
 G = base.group_size
-print(f"G = {G}: a lone pass gets {grpo.lone_pass_coefficient(G)[0]:+.2f}, each failure "
-      f"{grpo.lone_pass_coefficient(G)[1]:+.2f} (equation 3)")
+lone, failure = grpo.lone_pass_group_coefficients(G)
+print(f"G = {G}: a lone pass gets {lone:+.2f} (equation 3), each failure {failure:+.2f}")
 records = [r for r in read_records(os.path.join(runs["naive"].out_dir, "records.jsonl")) if r.step >= 0]
 groups = {}
 for r in records:
