@@ -629,6 +629,23 @@ for name, rows in curves.items():
     (e0, e1), (h0, h1), (t0, t1), (r0, r1) = (ends(rows, k) for k in ("exploit", "exploit_hard", "true", "reward"))
     print(f"- rewarded by {name}: exploit rate {e0:.3f} -> {e1:.3f} (on the family without demonstrations "
           f"{h0:.3f} -> {h1:.3f}); true pass rate {t0:.3f} -> {t1:.3f}; training reward {r0:.3f} -> {r1:.3f}")"""),
+    md("""## Recorded runs: three seeds
+
+One run is an anecdote. `experiments/exploit_amplification.py` repeats this comparison on three seeds
+with three exploit demonstrations instead of one, re-verifies every naive-run rollout with the isolated
+verifier, counts groups by how many members exploit, and stores the result with the package. The table
+and figure below are read from that file (the command that made it and the machine's load are printed
+with it); compare them with your run above. In the recorded runs the exploit rate rose under the naive
+reward in every seed, but the interval of the difference includes zero and only 1 to 3 groups per run
+were lone passes won by the exploit: the warm start made the exploit all-or-nothing per task, and an
+all-exploit group is an all-pass group with no contrast. So the recorded runs show the direction, not
+the lone-pass mechanism. `experiments/RESULTS.md` explains what a regime that shows it would need."""),
+    code("""from IPython.display import Markdown, display
+from rlvr_lab import plots, recorded
+rec = recorded.load("exploit_amplification")
+print(rec["command"], "|", rec["machine"])
+display(Markdown(recorded.table("exploit_amplification")))
+plots.recorded_exploit_figure(rec)"""),
 ]
 
 # ---------------------------------------------------------------- lab 5: pathologies
@@ -762,6 +779,25 @@ for name, run in runs.items():
           f"{np.nanmean(series(rows, 'clip_high_fraction')):.3f}; held-out pass@1 {warm_run.before['pass1']:.3f}"
           f" -> {run['result'].after['pass1']:.3f}, pass@16 {warm_run.before['pass16']:.3f} -> "
           f"{run['result'].after['pass16']:.3f}")"""),
+    md("""## Recorded runs: three seeds per claim
+
+Each of this lab's three comparisons also exists as an experiment with three seeds and 95 % intervals
+over seeds, in a regime where its mechanism can act (`experiments/clip_higher.py`,
+`experiments/length_norm.py`, `experiments/pass_at_k.py`; results and commands in
+`experiments/RESULTS.md`). The tables and figures below are read from the stored results. In short:
+clip-higher did **not** reproduce (entropy and diversity differences with intervals that include zero;
+read the *eligible* column first - the share of tokens whose ratio can reach the upper clip at all, 1-2 %
+for this sharp policy); length normalisation reproduced in direction but by about one token, with an
+interval that touches zero (failures stop at 7-19 tokens, far from the budget); pass@k reproduced (the
+warm start catches up at k = 8 or 16 in every seed and is ahead at k = 32)."""),
+    code("""from IPython.display import Markdown, display
+from rlvr_lab import plots, recorded
+for name, figure in (("clip_higher", plots.recorded_clip_figure), ("length_norm", plots.recorded_length_figure),
+                     ("pass_at_k", plots.recorded_pass_at_k_figure)):
+    rec = recorded.load(name)
+    print(f"{name}: {rec['command']} | {rec['machine']}")
+    display(Markdown(recorded.table(name)))
+    display(figure(rec))"""),
 ]
 
 

@@ -50,20 +50,27 @@ def table(name: str, data: dict | None = None) -> str:
 
 def _exploit(d: dict) -> str:
     out = ["| seed | rewarded by | exploit rate (first 5 -> last 5 steps) | true pass rate | lone-pass groups "
-           "| won by the exploit |", "| ---: | --- | --- | --- | ---: | ---: |"]
+           "| won by the exploit | groups with 0 / 1 / 2 to G-1 / G exploits |",
+           "| ---: | --- | --- | --- | ---: | ---: | --- |"]
     for r in d["runs"]:
         for arm in ("naive", "isolated"):
             a = r[arm]
             out.append(f"| {r['seed']} | {arm} | {_arrow(a['exploit_first'], a['exploit_last'])} | "
                        f"{_arrow(a['true_first'], a['true_last'])} | {a['lone_pass_groups']} of {a['groups']} | "
-                       f"{a['lone_won_by_exploit']} |")
+                       f"{a['lone_won_by_exploit']} | {_spread(a.get('groups_by_exploit_count'))} |")
     s = d["summary"]
     for arm in ("naive", "isolated", "difference"):
         label = "naive - isolated" if arm == "difference" else arm
         out.append(f"| mean [95 % CI] | {label} | last 5: {ci(s['exploit_last'][arm])} | last 5: "
                    f"{ci(s['true_last'][arm])} | {ci(s['lone_pass_groups'][arm], 1)} | "
-                   f"{ci(s['lone_won_by_exploit'][arm], 1)} |")
+                   f"{ci(s['lone_won_by_exploit'][arm], 1)} | |")
     return "\n".join(out)
+
+
+def _spread(hist) -> str:
+    if not hist:
+        return "n/a"
+    return f"{hist[0]} / {hist[1]} / {sum(hist[2:-1])} / {hist[-1]}"
 
 
 def _clip(d: dict) -> str:
