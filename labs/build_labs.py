@@ -631,21 +631,23 @@ for name, rows in curves.items():
           f"{h0:.3f} -> {h1:.3f}); true pass rate {t0:.3f} -> {t1:.3f}; training reward {r0:.3f} -> {r1:.3f}")"""),
     md("""## Recorded runs: three seeds
 
-One run is an anecdote. `experiments/exploit_amplification.py` repeats this comparison on three seeds
-with three exploit demonstrations instead of one, re-verifies every naive-run rollout with the isolated
-verifier, counts groups by how many members exploit, and stores the result with the package. The table
-and figure below are read from that file (the command that made it and the machine's load are printed
-with it); compare them with your run above. In the recorded runs the exploit rate rose under the naive
-reward in every seed, but the interval of the difference includes zero and only 1 to 3 groups per run
-were lone passes won by the exploit: the warm start made the exploit all-or-nothing per task, and an
-all-exploit group is an all-pass group with no contrast. So the recorded runs show the direction, not
-the lone-pass mechanism. `experiments/RESULTS.md` explains what a regime that shows it would need."""),
+One run is an anecdote. `experiments/exploit_amplification.py` repeats this comparison on three seeds,
+re-verifies every naive-run rollout with the isolated verifier, counts groups by how many members
+exploit, and stores the result with the package. Two warm starts were recorded. With the exploit as an
+*extra* demonstration on easy tasks (`--exploit-on easy`), it starts as an occasional habit on many tasks,
+wins lone-pass groups, and under the naive reward climbs to 0.48-0.67 of all rollouts in every seed
+while the true pass rate falls; under the isolated verifier it vanishes. With the exploit as the only
+demonstration of a few hard tasks (this lab's set-up, with three demonstrations), it is all-or-nothing
+per task, an all-exploit group has no contrast, and it barely moves (1 to 3 lone-pass groups per run won
+by the exploit). The tables and figure below are read from the stored files; compare them with your run
+above, and with section 4's count of lone passes."""),
     code("""from IPython.display import Markdown, display
 from rlvr_lab import plots, recorded
-rec = recorded.load("exploit_amplification")
-print(rec["command"], "|", rec["machine"])
-display(Markdown(recorded.table("exploit_amplification")))
-plots.recorded_exploit_figure(rec)"""),
+for name in ("exploit_amplification_easy", "exploit_amplification"):
+    rec = recorded.load(name)
+    print(name, "|", rec["command"], "|", rec["machine"])
+    display(Markdown(recorded.table(name)))
+plots.recorded_exploit_figure(recorded.load("exploit_amplification_easy"))"""),
 ]
 
 # ---------------------------------------------------------------- lab 5: pathologies

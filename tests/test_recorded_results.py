@@ -21,9 +21,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 T95 = {2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}  # two-sided 95 % t quantiles by degrees of freedom
 
 # summary key -> how to read the per-seed value of one arm from a run row
+_EXPLOIT = (("naive", "isolated"), ["exploit_first", "exploit_last", "true_first", "true_last", "lone_pass_groups",
+                                     "lone_won_by_exploit"])
 PER_SEED = {
-    "exploit_amplification": (("naive", "isolated"), ["exploit_first", "exploit_last", "true_first", "true_last",
-                                                      "lone_pass_groups", "lone_won_by_exploit"]),
+    "exploit_amplification": _EXPLOIT,
+    "exploit_amplification_easy": _EXPLOIT,
     "clip_higher": (("symmetric", "clip_higher"), ["entropy_first", "entropy_last", "diversity_first",
                                                    "diversity_last", "clip_high", "clip_high_of_positive",
                                                    "clip_any", "eligible", "pass1_after"]),
@@ -47,7 +49,9 @@ def test_both_copies_are_identical_and_have_three_seeds(name):
     data = recorded.load(name)
     seeds = [r["seed"] for r in data["runs"]]
     assert len(set(seeds)) == len(seeds) >= 3
-    assert data["command"].startswith(f"PYTHONPATH=. nice -n 10 python experiments/{name}.py --seeds")
+    script = data["command"].split("python ")[1].split()[0]
+    assert data["command"].startswith("PYTHONPATH=. nice -n 10 python experiments/")
+    assert script.startswith(f"experiments/{name.split('_easy')[0]}") and os.path.exists(os.path.join(ROOT, script))
     assert data["machine"]["cpus"] >= 1 and len(data["machine"]["load_avg_1_5_15"]) == 3
 
 
@@ -153,8 +157,9 @@ def test_pass_at_k_prose_counts_match_the_stored_counts():
     assert data["catch_up_k"] == [8, 8, 16]
 
 
-def test_exploit_group_counts_cover_every_group():
-    data = recorded.load("exploit_amplification")
+@pytest.mark.parametrize("name", ["exploit_amplification", "exploit_amplification_easy"])
+def test_exploit_group_counts_cover_every_group(name):
+    data = recorded.load(name)
     g = data["regime"]["group_size"]
     for r in data["runs"]:
         for arm in ("naive", "isolated"):
@@ -179,3 +184,17 @@ def test_prose_facts_in_chapters_and_labs_hold_for_the_stored_runs():
     assert all(r["sequence"]["len_fail_change"] > 0 for r in ln["runs"])
     d = ln["summary"]["len_fail_change"]["difference"]
     assert d["lo"] < 0 < d["hi"] and ln["summary"]["len_fail_last"]["difference"]["lo"] > 0
+
+
+def test_exploit_prose_facts_for_the_minority_habit_regime():
+    # ch4, lab 4, RESULTS.md: starts at 7-23 % of rollouts, rises to 0.48-0.67 in every seed under the naive
+    # reward while the true pass rate falls in every seed, vanishes under the isolated verifier, and the
+    # final difference excludes zero; lone passes won by the exploit 8, 9, 3.
+    data = recorded.load("exploit_amplification_easy")
+    runs = data["runs"]
+    assert [round(r["naive"]["exploit_first"], 2) for r in runs] == [0.11, 0.07, 0.23]
+    assert [round(r["naive"]["exploit_last"], 2) for r in runs] == [0.48, 0.65, 0.67]
+    assert all(r["naive"]["true_last"] < r["naive"]["true_first"] for r in runs)
+    assert all(r["isolated"]["exploit_last"] < 0.005 for r in runs)
+    assert data["summary"]["exploit_last"]["difference"]["lo"] > 0.3
+    assert [r["naive"]["lone_won_by_exploit"] for r in runs] == [8, 9, 3]

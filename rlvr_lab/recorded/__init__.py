@@ -16,7 +16,7 @@ import json
 import math
 import os
 
-NAMES = ("exploit_amplification", "clip_higher", "length_norm", "pass_at_k")
+NAMES = ("exploit_amplification", "exploit_amplification_easy", "clip_higher", "length_norm", "pass_at_k")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -44,7 +44,8 @@ def _arrow(a, b, digits=3) -> str:
 def table(name: str, data: dict | None = None) -> str:
     """Markdown table of one recorded experiment: one row per seed and arm, then mean [95 % CI] rows."""
     data = data or load(name)
-    return {"exploit_amplification": _exploit, "clip_higher": _clip, "length_norm": _length,
+    return {"exploit_amplification": _exploit, "exploit_amplification_easy": _exploit, "clip_higher": _clip,
+            "length_norm": _length,
             "pass_at_k": _pass_at_k}[name](data)
 
 
