@@ -599,8 +599,8 @@ Why does the exploit spread so fast under the naive reward? Take a group from th
 one rollout was rewarded and compute its coefficients with equation 2."""),
     code("""from rlvr_lab import grpo
 G = base.group_size
-print(f"G = {G}: a lone pass gets {grpo.lone_pass_coefficient(G)[0]:+.2f}, each failure "
-      f"{grpo.lone_pass_coefficient(G)[1]:+.2f} (equation 3)")
+lone, failure = grpo.lone_pass_group_coefficients(G)
+print(f"G = {G}: a lone pass gets {lone:+.2f} (equation 3), each failure {failure:+.2f}")
 records = [r for r in read_records(os.path.join(runs["naive"].out_dir, "records.jsonl")) if r.step >= 0]
 groups = {}
 for r in records:
@@ -610,10 +610,13 @@ hacked_lone = [g for g in lone if any(r.reward == 1 and is_exploit(r.completion_
 print(f"naive run: {len(lone)} groups with a lone pass, {len(hacked_lone)} of them won by the exploit")"""),
     md("""## Closing note
 
-The chapter's claim, measured: under the naive reward the exploit is the one behaviour that earns reward
-when honest passes are rare, so every group it wins hands it the largest coefficient and its rate climbs
-while the true pass rate does not; under the isolated verifier the same demonstrations earn nothing and
-the exploit is not reinforced. Note the "at least": on the hard family nearly every group fails, and an
+What the chapter predicts (section 17.5.1), to check against the numbers printed below rather than to
+take on trust: under the naive reward the exploit is the one behaviour that earns reward when honest passes
+are rare, so every group it wins hands it the largest coefficient and its rate should climb while the true
+pass rate does not; under the isolated verifier the same demonstrations earn nothing and the exploit
+should not be reinforced. Whether this run shows it depends on how often the exploit actually won a
+lone-pass group (section 4's count): if that count is a handful, the mechanism barely fired and one seed
+proves little either way. Note the "at least": on the hard family nearly every group fails, and an
 all-fail group has zero contrast (section 17.5.4), so the isolated verifier gives the exploit no *negative*
 push there either - it simply stops being copied. One step samples only six tasks, so a single step's rate
 jumps with the family mix; the summary averages the first and the last ten steps (a quarter of the run on
@@ -630,6 +633,25 @@ for name, rows in curves.items():
     (e0, e1), (h0, h1), (t0, t1), (r0, r1) = (ends(rows, k) for k in ("exploit", "exploit_hard", "true", "reward"))
     print(f"- rewarded by {name}: exploit rate {e0:.3f} -> {e1:.3f} (on the family without demonstrations "
           f"{h0:.3f} -> {h1:.3f}); true pass rate {t0:.3f} -> {t1:.3f}; training reward {r0:.3f} -> {r1:.3f}")"""),
+    md("""## Recorded runs: three seeds
+
+One run is an anecdote. `experiments/exploit_amplification.py` repeats this comparison on three seeds,
+re-verifies every naive-run rollout with the isolated verifier, counts groups by how many members
+exploit, and stores the result with the package. Two warm starts were recorded. With the exploit as an
+*extra* demonstration on easy tasks (`--exploit-on easy`), it starts as an occasional habit on many tasks,
+wins lone-pass groups, and under the naive reward climbs to 0.48-0.67 of all rollouts in every seed
+while the true pass rate falls; under the isolated verifier it vanishes. With the exploit as the only
+demonstration of a few hard tasks (this lab's set-up, with three demonstrations), it is all-or-nothing
+per task, an all-exploit group has no contrast, and it barely moves (1 to 3 lone-pass groups per run won
+by the exploit). The tables and figure below are read from the stored files; compare them with your run
+above, and with section 4's count of lone passes."""),
+    code("""from IPython.display import Markdown, display
+from rlvr_lab import plots, recorded
+for name in ("exploit_amplification_easy", "exploit_amplification"):
+    rec = recorded.load(name)
+    print(name, "|", rec["command"], "|", rec["machine"])
+    display(Markdown(recorded.table(name)))
+plots.recorded_exploit_figure(recorded.load("exploit_amplification_easy"))"""),
 ]
 
 # ---------------------------------------------------------------- lab 5: pathologies
@@ -642,7 +664,7 @@ start three times, changing one knob at a time, and measures three pathologies:
 
 1. **Entropy collapse.** With a symmetric clip (`eps_low = eps_high = 0.2`) a token the policy already
    likes can grow a lot before the clip binds, while a rare token can only grow by a tiny absolute
-   amount (section 17.5.2: at p = 0.01 the incentive flattens after +0.002). Clip-higher
+   amount (section 17.8.3: at p = 0.01 the incentive flattens after +0.002). Clip-higher
    (`eps_high = 0.28 > eps_low`, DAPO) loosens the upper bound. We compare **token entropy** and the
    **diversity of completions on unsolved tasks** (distinct completions per group among groups with no
    pass) - the exploration a policy needs on exactly the tasks it cannot yet solve.
@@ -763,6 +785,25 @@ for name, run in runs.items():
           f"{np.nanmean(series(rows, 'clip_high_fraction')):.3f}; held-out pass@1 {warm_run.before['pass1']:.3f}"
           f" -> {run['result'].after['pass1']:.3f}, pass@16 {warm_run.before['pass16']:.3f} -> "
           f"{run['result'].after['pass16']:.3f}")"""),
+    md("""## Recorded runs: three seeds per claim
+
+Each of this lab's three comparisons also exists as an experiment with three seeds and 95 % intervals
+over seeds, in a regime where its mechanism can act (`experiments/clip_higher.py`,
+`experiments/length_norm.py`, `experiments/pass_at_k.py`; results and commands in
+`experiments/RESULTS.md`). The tables and figures below are read from the stored results. In short:
+clip-higher did **not** reproduce (entropy and diversity differences with intervals that include zero;
+read the *eligible* column first - the share of tokens whose ratio can reach the upper clip at all, 1-2 %
+for this sharp policy); length normalisation reproduced in direction but by about one token, with an
+interval that touches zero (failures stop at 7-19 tokens, far from the budget); pass@k reproduced (the
+warm start catches up at k = 8 or 16 in every seed and is ahead at k = 32)."""),
+    code("""from IPython.display import Markdown, display
+from rlvr_lab import plots, recorded
+for name, figure in (("clip_higher", plots.recorded_clip_figure), ("length_norm", plots.recorded_length_figure),
+                     ("pass_at_k", plots.recorded_pass_at_k_figure)):
+    rec = recorded.load(name)
+    print(f"{name}: {rec['command']} | {rec['machine']}")
+    display(Markdown(recorded.table(name)))
+    display(figure(rec))"""),
 ]
 
 

@@ -70,7 +70,7 @@ def _grpo_section() -> tuple[str, list[tuple[str, str]]]:
     from rlvr_lab import grpo
 
     adv = grpo.group_advantages([0.0, 1.0, 0.0], eps=1e-8)
-    lone = grpo.lone_pass_coefficient(16, eps=1e-8)
+    lone = grpo.lone_pass_group_coefficients(16, eps=1e-8)
     w = grpo.per_token_weights([-1.0, -1.0], [128, 4096], "sequence")
     _, high_dominant = grpo.clip_probability_bounds(0.9, 0.2)
     _, high_rare = grpo.clip_probability_bounds(0.01, 0.2)

@@ -11,7 +11,9 @@ to float64 tensors) and return tensors. Bad input raises ValueError naming the a
 
 >>> group_advantages([0.0, 1.0, 0.0]).round(6).tolist()      # napkin math 17.3
 [-0.707107, 1.414214, -0.707107]
->>> tuple(round(c, 2) for c in lone_pass_coefficient(16))   # eq 3, G = 16
+>>> round(lone_pass_coefficient(16), 2)                      # eq 3, G = 16: the lone pass
+3.87
+>>> tuple(round(c, 2) for c in lone_pass_group_coefficients(16))   # the pass and each failure
 (3.87, -0.26)
 """
 
@@ -80,13 +82,25 @@ def group_advantages(rewards, eps=1e-8, std="population", scale="group"):
     return out
 
 
-def lone_pass_coefficient(group_size, eps=0.0) -> tuple[float, float]:
-    """Equation 3 (17.5.1): the coefficients of a binary group of G with exactly one pass.
+def lone_pass_coefficient(group_size, eps=0.0) -> float:
+    """Equation 3 (17.5.1): the coefficient of the one passing rollout in a binary group of G.
 
-    Returns ``(pass, failure)`` = ``((1 - 1/G), -1/G)`` divided by ``(sqrt(G-1)/G + eps)``; as eps -> 0 the
-    pass tends to ``sqrt(G-1)``. ``group_size`` >= 2 (a lone pass needs a failure beside it).
+    ``(1 - 1/G) / (sqrt(G-1)/G + eps)``, one number; as eps -> 0 it tends to ``sqrt(G-1)``. The failures'
+    coefficient is in :func:`lone_pass_group_coefficients`. ``group_size`` >= 2.
 
-    >>> [round(c, 4) for c in lone_pass_coefficient(16)]
+    >>> round(lone_pass_coefficient(16), 4), round(lone_pass_coefficient(8), 4)
+    (3.873, 2.6458)
+    """
+    return lone_pass_group_coefficients(group_size, eps)[0]
+
+
+def lone_pass_group_coefficients(group_size, eps=0.0) -> tuple[float, float]:
+    """The pair for a binary group of G with exactly one pass: ``(pass, each failure)`` (eq 3 and eq 2).
+
+    ``((1 - 1/G), -1/G)`` divided by ``(sqrt(G-1)/G + eps)``. ``group_size`` >= 2 (a lone pass needs a
+    failure beside it).
+
+    >>> [round(c, 4) for c in lone_pass_group_coefficients(16)]
     [3.873, -0.2582]
     """
     g = v.integer("group_size", group_size, 2)
@@ -272,6 +286,7 @@ def _diagnostics(ratio, adv, keep, surrogate, kl, lo, hi) -> dict:
         "clip_fraction": float((low | high).double().mean()),
         "clip_low_fraction": float(low.double().mean()),
         "clip_high_fraction": float(high.double().mean()),
+        "positive_fraction": float((a > 0).double().mean()),  # tokens the upper clip can act on
         "ratio_p05": q[0], "ratio_p50": q[1], "ratio_p95": q[2], "ratio_max": float(r.max()),
         "surrogate_mean": float(s.mean()),
         "tokens": float(keep.sum()),

@@ -171,8 +171,26 @@ def pass_at_k(n, c, k) -> float:
     return float(1 - Fraction(comb(n - c, k), comb(n, k)))
 
 
+def pass_hat_k_unbiased(n, c, k) -> float:
+    """Unbiased pass^k (17.9.6) from ``n`` samples with ``c`` passes: ``C(c, k) / C(n, k)``.
+
+    The probability that a random k-subset of the n samples passes entirely; its expectation over the
+    samples is exactly ``p**k``, whereas the plug-in ``(c/n)**k`` is biased upwards (Jensen). Exact
+    rational arithmetic, then float. Requires 0 <= c <= n and 1 <= k <= n.
+
+    >>> pass_hat_k_unbiased(16, 4, 8), round(pass_hat_k_unbiased(10, 8, 3), 6)
+    (0.0, 0.466667)
+    """
+    n = v.integer("n", n, 1)
+    c = v.integer("c", c, 0, n)
+    k = v.integer("k", k, 1, n)
+    return float(Fraction(comb(c, k), comb(n, k)))
+
+
 def pass_hat_k(p, k):
-    """pass^k (17.9.6): the chance that all k independent runs of a task pass, ``p**k`` per task.
+    """pass^k (17.9.6): the chance that all k independent runs of a task pass, ``p**k`` for a *known* p.
+
+    From samples, use :func:`pass_hat_k_unbiased` (plugging ``c/n`` in here overestimates it).
 
     >>> round(pass_hat_k(0.9, 3), 3)
     0.729

@@ -76,7 +76,7 @@ def test_sample_std_matches_torch_unbiased_and_batch_scale():
 def test_lone_pass_matches_group_advantages(g, eps):
     r = [1.0] + [0.0] * (g - 1)
     a = grpo.group_advantages(r, eps=eps)
-    pass_c, fail_c = grpo.lone_pass_coefficient(g, eps)
+    pass_c, fail_c = grpo.lone_pass_group_coefficients(g, eps)
     assert a[0] == pytest.approx(pass_c) and a[1:] == pytest.approx([fail_c] * (g - 1))
     if eps == 0.0:
         assert pass_c == pytest.approx(math.sqrt(g - 1))

@@ -79,11 +79,11 @@ def test_napkin_17_3_three_rewards():
 def test_lone_pass_at_16():
     from rlvr_lab import grpo
 
-    pass_c, fail_c = grpo.lone_pass_coefficient(16, eps=1e-8)
+    pass_c, fail_c = grpo.lone_pass_group_coefficients(16, eps=1e-8)
     assert round(pass_c, 2) == 3.87 and round(fail_c, 2) == -0.26
     assert 1 / 16 == 0.0625   # the group baseline
     assert pass_c < math.sqrt(15)   # slightly below the bound for positive eps
-    assert grpo.lone_pass_coefficient(16)[0] == pytest.approx(math.sqrt(15))
+    assert grpo.lone_pass_coefficient(16) == pytest.approx(math.sqrt(15))
     # the easy-task mirror image: one failure among passes
     a = grpo.group_advantages([1.0] * 15 + [0.0])
     assert round(a[-1], 2) == -3.87 and round(a[0], 2) == 0.26

@@ -147,7 +147,7 @@ EXERCISES = [
         "An update samples groups of G = 8 over 256 tasks. Half the tasks belong to a family the policy "
         "passes with p = 0.02, the other half to a family it passes with p = 0.60. Runs are independent "
         "and rewards binary. Sections 17.5.1 and 17.5.4: `rewards.contrast_probability(group_size, p)`, "
-        "`grpo.lone_pass_coefficient(group_size, eps)` (needs torch; returns the pass and the failure coefficient).",
+        "`grpo.lone_pass_coefficient(group_size, eps)` (needs torch; equation 3, the lone pass's coefficient).",
         [
             ("a", "Compute P_c for each family, the expected number of informative groups per update, and "
                   "the rollouts spent per informative group across the whole pool.",
@@ -176,7 +176,7 @@ EXERCISES = [
                   "Critique it and propose an alternative.",
              "lone_pass_coefficient = None  # TODO\ndrop_hard_family = None  # TODO: True/False",
              "from rlvr_lab import grpo\n"
-             "lone_pass_coefficient = grpo.lone_pass_coefficient(8, 0.0)[0]  # (pass, failure)\n"
+             "lone_pass_coefficient = grpo.lone_pass_coefficient(8, 0.0)  # equation 3\n"
              "drop_hard_family = False\nlone_pass_coefficient",
              "checks.ex4.part_c(lone_pass_coefficient, drop_hard_family)",
              "**Rubric (part c).** A good answer: gives sqrt(7) = 2.65 for the lone pass; says dropping the "

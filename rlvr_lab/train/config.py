@@ -75,6 +75,9 @@ class TrainConfig:
     """Weight of the k3 KL penalty to the frozen reference (the warm-start checkpoint)."""
     norm: str = "constant"
     """Length normalisation: ``sequence`` (1/|o_i|, eq 4) or ``constant`` (eq 5 variant)."""
+    norm_constant: float = 0.0
+    """Denominator of ``norm="constant"``: 0 uses the token budget (``max_new_tokens`` x turns); a positive
+    number uses that (e.g. the mean completion length, so that only the weighting differs from eq 4)."""
     share_prompt: bool = True
     """Score each group's common prompt once and reuse its key/value cache for the G members (same loss
     and gradient up to float rounding, about half the tokens); off: every row runs in full."""
@@ -154,6 +157,9 @@ class TrainConfig:
             (0 < self.eps_low < 1, "eps_low", "(0, 1)"),
             (self.eps_high >= self.eps_low, "eps_high", ">= eps_low"),
             (self.beta >= 0, "beta", ">= 0"),
+            (self.norm_constant >= 0, "norm_constant", ">= 0 (0: the token budget)"),
+            (self.norm_constant == 0 or self.engine == "ours", "norm_constant",
+             "0 with engine='trl' (TRL's dr_grpo always divides by the token budget)"),
             (self.lr > 0 and self.sft_lr > 0, "lr", "> 0"),
             (self.max_lag >= 0, "max_lag", ">= 0"),
             (not self.overlap or self.max_lag >= self.passes, "max_lag",

@@ -222,7 +222,9 @@ def grpo_update(model, ref_model, optimizer, records: list[RolloutRecord], confi
     for i, m in enumerate(order):
         ref_logp[i, :ref[m.rollout_id].shape[0]] = ref[m.rollout_id].to(device)
     turns = 2 if config.multi_turn else 1
-    constant = float(config.max_new_tokens * turns) if config.norm == "constant" else None
+    constant = None
+    if config.norm == "constant":
+        constant = float(config.norm_constant or config.max_new_tokens * turns)
     diags: dict = {}
     model.train()
     for p in range(config.passes):

@@ -328,7 +328,7 @@ def _ex4_c(lone_pass_coefficient, drop_hard_family):
     from rlvr_lab.grpo import lone_pass_coefficient as coefficient
 
     g, p = _EX4, []
-    _number("lone_pass_coefficient", lone_pass_coefficient, float(coefficient(g["group_size"], 0.0)[0]),
+    _number("lone_pass_coefficient", lone_pass_coefficient, float(coefficient(g["group_size"], 0.0)),
             "equation 3 with eps -> 0: (1 - 1/G) / (sqrt(G-1)/G).", p)
     _boolean("drop_hard_family", drop_hard_family, False,
              "what would the policy then never be trained on, and what does a rare pass on it carry?", p)

@@ -1,0 +1,200 @@
+"""The recorded claim experiments (issue 14): stored results, the tables shown, and the book's numbers.
+
+CI cannot afford the 3-seed training runs, so the course shows stored results. These tests check that what
+is shown is what was recorded: both copies of each result are the same bytes, every summary interval is
+recomputed from the per-seed values, ``experiments/RESULTS.md`` holds exactly the rendered tables and the
+command that made them, and the figures draw the recorded numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+
+import numpy as np
+import pytest
+
+from rlvr_lab import plots, recorded, rewards
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+T95 = {2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}  # two-sided 95 % t quantiles by degrees of freedom
+
+# summary key -> how to read the per-seed value of one arm from a run row
+_EXPLOIT = (("naive", "isolated"), ["exploit_first", "exploit_last", "true_first", "true_last", "lone_pass_groups",
+                                     "lone_won_by_exploit"])
+PER_SEED = {
+    "exploit_amplification": _EXPLOIT,
+    "exploit_amplification_easy": _EXPLOIT,
+    "clip_higher": (("symmetric", "clip_higher"), ["entropy_first", "entropy_last", "diversity_first",
+                                                   "diversity_last", "clip_high", "clip_high_of_positive",
+                                                   "clip_any", "eligible", "pass1_after"]),
+    "length_norm": (("sequence", "constant"), ["len_fail_first", "len_fail_last", "len_fail_change",
+                                               "stop_length_last", "pass1_after"]),
+}
+
+
+def _interval(xs):
+    m = statistics.mean(xs)
+    half = T95[len(xs) - 1] * statistics.stdev(xs) / math.sqrt(len(xs))
+    return m, m - half, m + half
+
+
+@pytest.mark.parametrize("name", recorded.NAMES)
+def test_both_copies_are_identical_and_have_three_seeds(name):
+    with open(os.path.join(ROOT, "experiments", "results", f"{name}.json"), "rb") as fh:
+        canonical = fh.read()
+    with open(os.path.join(ROOT, "rlvr_lab", "recorded", f"{name}.json"), "rb") as fh:
+        assert fh.read() == canonical
+    data = recorded.load(name)
+    seeds = [r["seed"] for r in data["runs"]]
+    assert len(set(seeds)) == len(seeds) >= 3
+    script = data["command"].split("python ")[1].split()[0]
+    assert data["command"].startswith("PYTHONPATH=. nice -n 10 python experiments/")
+    assert script.startswith(f"experiments/{name.split('_easy')[0]}") and os.path.exists(os.path.join(ROOT, script))
+    assert data["machine"]["cpus"] >= 1 and len(data["machine"]["load_avg_1_5_15"]) == 3
+
+
+@pytest.mark.parametrize("name", sorted(PER_SEED))
+def test_arm_intervals_are_recomputed_from_the_seeds(name):
+    data = recorded.load(name)
+    arms, keys = PER_SEED[name]
+    for key in keys:
+        for arm in arms:
+            xs = [float(r[arm][key]) for r in data["runs"]]
+            got = data["summary"][key][arm]
+            assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(xs), abs=1e-9), (key, arm)
+        first, second = arms
+        sign = (second, first) if name == "clip_higher" else (first, second)
+        diffs = [float(r[sign[0]][key]) - float(r[sign[1]][key]) for r in data["runs"]]
+        got = data["summary"][key]["difference"]
+        assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(diffs), abs=1e-9), key
+
+
+def test_pass_at_k_curves_are_recomputed_from_the_stored_counts():
+    data = recorded.load("pass_at_k")
+    ks = data["regime"]["ks"]
+    for r in data["runs"]:
+        for arm in ("base", "trained"):
+            counts = r[arm]["counts"]
+            assert len(counts) == r["tasks"]
+            for k in ks:
+                want = np.mean([rewards.pass_at_k(n, c, min(k, n)) for n, c in counts.values()])
+                assert r[arm]["curve"][str(k)] == pytest.approx(want, abs=1e-12)
+        diff = [r["trained"]["curve"][str(k)] - r["base"]["curve"][str(k)] for k in ks]
+        want_k = next((k for k, d in zip(ks, diff) if d <= 0), None)
+        assert r["catch_up_k"] == want_k
+    for k in ks:
+        xs = [r["trained"]["curve"][str(k)] - r["base"]["curve"][str(k)] for r in data["runs"]]
+        got = data["summary"][str(k)]["difference"]
+        assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(xs), abs=1e-9)
+
+
+@pytest.mark.parametrize("name", recorded.NAMES)
+def test_results_md_shows_exactly_the_recorded_table_and_command(name):
+    with open(os.path.join(ROOT, "experiments", "RESULTS.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    start, end = f"<!-- recorded:{name} -->", f"<!-- /recorded:{name} -->"
+    assert start in text and end in text, name
+    block = text[text.index(start) + len(start):text.index(end)]
+    assert recorded.table(name).strip() in block
+    assert recorded.load(name)["command"] in block
+
+
+def test_figures_draw_the_recorded_means():
+    data = recorded.load("length_norm")
+    fig = plots.recorded_length_figure(data)
+    mean_line = [ln for ln in fig.axes[0].lines if ln.get_linewidth() == 2][0]
+    curves = [r["sequence"]["len_fail"] for r in data["runs"]]
+    width = min(len(c) for c in curves)
+    want = np.nanmean([[np.nan if x is None else x for x in c[:width]] for c in curves], axis=0)
+    np.testing.assert_allclose(mean_line.get_ydata(), want)
+    for draw in (plots.recorded_exploit_figure, plots.recorded_clip_figure, plots.recorded_pass_at_k_figure):
+        assert len(draw().axes) == 2
+
+
+def test_unknown_recorded_name_is_a_clear_error():
+    with pytest.raises(ValueError, match="name must be one of"):
+        recorded.load("nope")
+
+
+def test_chapter_1_group_size_numbers_come_from_the_library():
+    # ch1 states: at p = 0.05, G / P_c is about 21, 24, 40 rollouts for G = 2, 8, 32, P_c = 0.10, 0.34,
+    # 0.81 and 0.96 at G = 64; and G / P_c grows with G at every pass rate.
+    import json
+
+    with open(os.path.join(ROOT, "book", "01_learning_from_a_check.ipynb"), encoding="utf-8") as fh:
+        text = "".join("".join(c["source"]) for c in json.load(fh)["cells"])
+    cost = {g: rewards.rollouts_per_informative_group(g, 0.05) for g in (2, 8, 32)}
+    assert [round(cost[g]) for g in (2, 8, 32)] == [21, 24, 40]
+    assert "about 21 rollouts for $G = 2$, 24 for $G = 8$, 40 for $G = 32$" in text
+    pc = [round(float(rewards.contrast_probability(g, 0.05)), 2) for g in (2, 8, 32, 64)]
+    assert pc == [0.10, 0.34, 0.81, 0.96]
+    assert "0.81 for $G = 32$, 0.96 for $G = 64$" in text
+    for p in (0.01, 0.05, 0.1, 0.3, 0.5, 0.9):
+        costs = [rewards.rollouts_per_informative_group(g, p) for g in (2, 4, 8, 16, 32, 64)]
+        assert all(a < b for a, b in zip(costs, costs[1:])), p
+
+
+def test_norm_constant_is_validated():
+    from rlvr_lab.train import TrainConfig
+
+    assert TrainConfig(norm="constant", norm_constant=11.5).norm_constant == 11.5
+    with pytest.raises(ValueError, match="norm_constant must be >= 0"):
+        TrainConfig(norm_constant=-1.0)
+    with pytest.raises(ValueError, match="norm_constant must be 0 with engine='trl'"):
+        TrainConfig(engine="trl", norm="constant", norm_constant=11.5)
+
+
+def test_pass_at_k_prose_counts_match_the_stored_counts():
+    # RESULTS.md and chapter 7: tasks the base solves at least once and the trained policy never.
+    data = recorded.load("pass_at_k")
+    lost = [sum(1 for t, (_, c) in r["base"]["counts"].items() if c > 0 and r["trained"]["counts"][t][1] == 0)
+            for r in data["runs"]]
+    gained = [sum(1 for t, (_, c) in r["base"]["counts"].items() if c == 0 and r["trained"]["counts"][t][1] > 0)
+              for r in data["runs"]]
+    assert (lost, gained) == ([5, 6, 5], [0, 1, 1])
+    assert data["catch_up_k"] == [8, 8, 16]
+
+
+@pytest.mark.parametrize("name", ["exploit_amplification", "exploit_amplification_easy"])
+def test_exploit_group_counts_cover_every_group(name):
+    data = recorded.load(name)
+    g = data["regime"]["group_size"]
+    for r in data["runs"]:
+        for arm in ("naive", "isolated"):
+            hist = r[arm]["groups_by_exploit_count"]
+            assert len(hist) == g + 1 and sum(hist) == r[arm]["groups"]
+            assert r[arm]["lone_won_by_exploit"] <= r[arm]["lone_pass_groups"]
+
+
+def test_prose_facts_in_chapters_and_labs_hold_for_the_stored_runs():
+    # ch4 / lab 4: "only 1 to 3 groups per run were lone passes won by the exploit"; "rose under the naive
+    # reward in every seed". ch7 / lab 5: "eligible ... 1-2 %"; "failures stop after 7 to 19 tokens" is
+    # checked from the records when the result was made (RESULTS.md), the rest here.
+    ex = recorded.load("exploit_amplification")
+    assert sorted(r["naive"]["lone_won_by_exploit"] for r in ex["runs"]) == [1, 2, 3]
+    assert all(r["naive"]["exploit_last"] > r["naive"]["exploit_first"] for r in ex["runs"])
+    clip = recorded.load("clip_higher")
+    assert all(0.01 <= r[arm]["eligible"] <= 0.02 for r in clip["runs"] for arm in ("symmetric", "clip_higher"))
+    for key in ("entropy_last", "diversity_last"):
+        d = clip["summary"][key]["difference"]
+        assert d["lo"] < 0 < d["hi"], key  # "intervals that include zero"
+    ln = recorded.load("length_norm")
+    assert all(r["sequence"]["len_fail_change"] > 0 for r in ln["runs"])
+    d = ln["summary"]["len_fail_change"]["difference"]
+    assert d["lo"] < 0 < d["hi"] and ln["summary"]["len_fail_last"]["difference"]["lo"] > 0
+
+
+def test_exploit_prose_facts_for_the_minority_habit_regime():
+    # ch4, lab 4, RESULTS.md: starts at 7-23 % of rollouts, rises to 0.48-0.67 in every seed under the naive
+    # reward while the true pass rate falls in every seed, vanishes under the isolated verifier, and the
+    # final difference excludes zero; lone passes won by the exploit 8, 9, 3.
+    data = recorded.load("exploit_amplification_easy")
+    runs = data["runs"]
+    assert [round(r["naive"]["exploit_first"], 2) for r in runs] == [0.11, 0.07, 0.23]
+    assert [round(r["naive"]["exploit_last"], 2) for r in runs] == [0.48, 0.65, 0.67]
+    assert all(r["naive"]["true_last"] < r["naive"]["true_first"] for r in runs)
+    assert all(r["isolated"]["exploit_last"] < 0.005 for r in runs)
+    assert data["summary"]["exploit_last"]["difference"]["lo"] > 0.3
+    assert [r["naive"]["lone_won_by_exploit"] for r in runs] == [8, 9, 3]
