@@ -116,6 +116,8 @@ class Verdict:
     """Why verification stopped: ``all trials passed``, ``rejected at trial 2``, ``admission: ...``, ..."""
     attempts: int = 1
     """Infrastructure attempts used (retries after ``pending``)."""
+    node: str = ""
+    """Where a fleet verified it (``ip/node-id`` of the Ray node, 17.9.5); empty on a one-machine pool."""
 
     def __post_init__(self) -> None:
         if self.outcome not in VERDICTS:
