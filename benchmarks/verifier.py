@@ -12,7 +12,8 @@ Prints, from one run, the median milliseconds per verification and verifications
 then the throughput ratio of each against the baseline, and checks that every exploit candidate of the
 function task is still rejected by the same verifier. Candidates alternate correct and incorrect.
 
-Usage: ``python benchmarks/verifier.py [--n 200] [--baseline-n 20]``
+Usage: ``python benchmarks/verifier.py [--n 200] [--baseline-n 20]``; with ``--ray`` it runs
+``benchmarks/verifier_ray.py`` instead (the Ray pool beside the local pool, overhead per verification).
 """
 
 from __future__ import annotations
@@ -148,7 +149,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=200, help="candidates per verifier configuration")
     parser.add_argument("--baseline-n", type=int, default=20, help="candidates for the subprocess baseline")
+    parser.add_argument("--ray", action="store_true", help="the Ray pool beside the local pool (verifier_ray.py)")
     args = parser.parse_args()
+    if args.ray:
+        from verifier_ray import run as run_ray
+
+        run_ray(n=args.n)
+        return 0
     fx = fixture()
     items = candidates(args.n)
     expected = [e for _, e in items]

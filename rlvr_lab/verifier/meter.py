@@ -10,7 +10,9 @@ and :func:`~rlvr_lab.cycle_time.verifier_utilization` can be put beside the meas
   bounded queue (backpressure);
 * service: seconds a slot spent verifying each candidate, and the trials the verdict used;
 * waits: seconds from submission to the verdict (queue wait plus service), whose mean ``W`` gives
-  Little's ``L = lambda * W``, the verifications in the system on average.
+  Little's ``L = lambda * W``, the verifications in the system on average;
+* the number in the system itself, integrated over time, so that ``L`` is also measured directly and
+  Little's law can be checked rather than assumed.
 
 Both :class:`~rlvr_lab.verifier.pool.VerifierPool` and
 :class:`~rlvr_lab.verifier.ray_pool.RayVerifierPool` carry one as ``pool.meter``.
@@ -49,6 +51,8 @@ class PoolLoad:
     """Mean seconds from submission to verdict (``W`` of Little's law)."""
     in_system: float
     """Little's ``L = lambda * W``: verifications queued or in service on average."""
+    in_system_measured: float
+    """Time-average of the verifications queued or in service, counted directly (compare ``in_system``)."""
     blocked_s: float
     """Seconds producers spent blocked in ``submit`` because the queue was full (backpressure)."""
 
@@ -71,29 +75,41 @@ class PoolMeter:
             self._start = time.perf_counter()
             self._arrivals = self._completions = self._trials = 0
             self._busy = self._wait = self._blocked = 0.0
+            self._inside, self._area, self._last = 0, 0.0, self._start
 
     def arrived(self, n: int, blocked_s: float = 0.0) -> float:
         """``n`` candidates were submitted after ``blocked_s`` seconds of backpressure; returns the
         submission time to pass to :meth:`served`."""
         now = time.perf_counter()
         with self._lock:
+            self._advance(now)
+            self._inside += n
             self._arrivals += n
             self._blocked += blocked_s
         return now
 
     def served(self, submitted_at: float, service_s: float, trials: int) -> None:
-        """One verdict was delivered: ``service_s`` seconds in a slot, ``trials`` trials run."""
+        """One candidate left the pool (a verdict or an error): ``service_s`` seconds in a slot, ``trials``
+        trials run."""
         now = time.perf_counter()
         with self._lock:
+            self._advance(now)
+            self._inside = max(self._inside - 1, 0)
             self._completions += 1
             self._busy += service_s
             self._trials += trials
             self._wait += now - submitted_at
 
+    def _advance(self, now: float) -> None:
+        self._area += self._inside * (now - self._last)
+        self._last = now
+
     def snapshot(self) -> PoolLoad:
         """The measured load so far (zeros where nothing was delivered yet)."""
         with self._lock:
-            elapsed = max(time.perf_counter() - self._start, 1e-9)
+            now = time.perf_counter()
+            self._advance(now)
+            elapsed = max(now - self._start, 1e-9)
             done = self._completions
             lam = self._arrivals / elapsed
             wait = self._wait / done if done else 0.0
@@ -103,4 +119,5 @@ class PoolMeter:
                 trials=self._trials / done if done else 0.0,
                 trial_s=self._busy / self._trials if self._trials else 0.0,
                 utilization=self._busy / (self.workers * elapsed), wait_s=wait, in_system=lam * wait,
+                in_system_measured=self._area / elapsed,
                 blocked_s=self._blocked)

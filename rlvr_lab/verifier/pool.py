@@ -101,6 +101,7 @@ class VerifierPool:
                     self.meter.served(admitted[0], time.perf_counter() - started, len(verdict.trials))
                     future.set_result(verdict)
                 except BaseException as exc:  # ValueError for bad input, SandboxUnavailable, ...
+                    self.meter.served(admitted[0], time.perf_counter() - started, 0)
                     future.set_exception(exc)
 
     def submit(self, candidate: Candidate, fixture: Fixture, trials: int | None = None, block: bool = True,

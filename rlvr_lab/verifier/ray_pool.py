@@ -261,6 +261,7 @@ class RayVerifierPool:
                 verdict, service_s = ray.get(ref, timeout=self._budget(entry.fixture, entry.trials))
             except ray.exceptions.RayTaskError as exc:  # the verification itself raised (bad input, ...)
                 cause = getattr(exc, "cause", None)
+                self.meter.served(entry.admitted, 0.0, 0)
                 future.set_exception(cause if isinstance(cause, BaseException) else exc)
                 continue
             except (ray.exceptions.RayError, TimeoutError) as exc:  # slot, worker or node lost: pending
@@ -280,6 +281,7 @@ class RayVerifierPool:
                                        error, retried))
         start = j
         if not retried:
+            self.meter.served(entry.admitted, 0.0, 0)
             fx = entry.fixture
             future.set_result(Verdict(
                 outcome="unknown", candidate_digest=candidate.digest, fixture=fx.name, fixture_version=fx.version,
