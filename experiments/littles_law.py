@@ -5,7 +5,7 @@ Runs a short GRPO run (``--preset ci`` or ``cpu``, ``--steps``) on a pool this s
 :class:`~rlvr_lab.verifier.RayVerifierPool` on a two-node Ray cluster started on this machine. The pool's
 meter is reset once the warm start has written its checkpoint, so the window is the GRPO phase (and the
 final held-out evaluation). It then prints, side by side, what equation 9 predicts from the measured
-arrival rate, trials per verification and seconds per trial
+arrival rate and service time per verification
 (:func:`rlvr_lab.cycle_time.verifier_utilization`, :func:`~rlvr_lab.cycle_time.verifier_workers`) and
 what the pool measured: utilization from busy slot-seconds, Little's ``L = lambda W`` against the
 time-averaged count in the system, and the mean wait against the mean service time. Results go to
@@ -30,7 +30,6 @@ def measure(preset: str, steps: int, workers: int, use_ray: bool, out_dir: str) 
     """Train with a metered pool; returns the measured load and equation 9's prediction."""
     import shutil
 
-    from rlvr_lab import cycle_time
     from rlvr_lab.train import TrainConfig, train
     from rlvr_lab.verifier import VerifierPool
 
@@ -70,17 +69,28 @@ def measure(preset: str, steps: int, workers: int, use_ray: bool, out_dir: str) 
 
             ray.shutdown()
             cluster.shutdown()
-    lam, k, t_v = load.arrival_per_s, max(load.trials, 1.0), load.trial_s
-    return {
-        "pool": type(pool).__name__, "preset": preset, "steps": steps, "workers": workers,
-        "load_average": os.getloadavg()[0], "grpo_s": result.grpo_s, "rollouts": result.rollouts,
-        "measured": load.as_dict(),
-        "predicted": {
-            "utilization": cycle_time.verifier_utilization(lam, k, t_v, workers) if t_v > 0 else 0.0,
-            "workers_at_target": cycle_time.verifier_workers(lam, k, t_v, TARGET_UTILIZATION) if t_v > 0 else 0,
-            "target_utilization": TARGET_UTILIZATION, "in_system": lam * load.wait_s,
-        },
-    }
+    measured = load.as_dict()
+    return {"pool": type(pool).__name__, "preset": preset, "steps": steps, "workers": workers,
+            "load_average": os.getloadavg()[0], "grpo_s": result.grpo_s, "rollouts": result.rollouts,
+            "measured": measured, "predicted": predict(measured, workers)}
+
+
+def predict(measured: dict, workers: int) -> dict:
+    """Equation 9 from the measured arrival rate and service time.
+
+    ``K t_v`` enters as one measured number, the mean service seconds ``S`` of a verification: a tiny
+    policy's candidates are mostly refused at admission (0 trials, yet a slot's time), so ``K`` alone
+    would undercount the work.
+    """
+    from rlvr_lab import cycle_time
+
+    lam, service = measured["arrival_per_s"], measured["service_s"]
+    if service <= 0 or lam <= 0:
+        return {"utilization": 0.0, "workers_at_target": 0, "target_utilization": TARGET_UTILIZATION,
+                "in_system": 0.0}
+    return {"utilization": cycle_time.verifier_utilization(lam, 1, service, workers),
+            "workers_at_target": cycle_time.verifier_workers(lam, 1, service, TARGET_UTILIZATION),
+            "target_utilization": TARGET_UTILIZATION, "in_system": lam * measured["wait_s"]}
 
 
 def report(row: dict) -> str:
@@ -88,8 +98,9 @@ def report(row: dict) -> str:
     m, p = row["measured"], row["predicted"]
     lines = [f"{row['pool']} with {row['workers']} slots, {row['preset']} preset, {row['steps']} GRPO steps "
              f"({row['rollouts']} rollouts), window {m['elapsed_s']:.1f} s, load average {row['load_average']:.1f}",
-             f"  measured: lambda = {m['arrival_per_s']:.2f} verifications/s, K = {m['trials']:.2f} trials, "
-             f"t_v = {m['trial_s'] * 1000:.1f} ms per trial, mean wait W = {m['wait_s'] * 1000:.0f} ms",
+             f"  measured: lambda = {m['arrival_per_s']:.2f} verifications/s, service S = K t_v = "
+             f"{m['service_s'] * 1000:.1f} ms (mean trials K = {m['trials']:.2f}), mean wait W = "
+             f"{m['wait_s'] * 1000:.0f} ms",
              f"  {'quantity':34s} {'eq 9 / Little':>14s} {'measured':>10s}",
              f"  {'utilization rho':34s} {p['utilization']:14.3f} {m['utilization']:10.3f}",
              f"  {'in the system L = lambda W':34s} {p['in_system']:14.2f} {m['in_system_measured']:10.2f}",

@@ -131,3 +131,18 @@ def test_meter_measures_load_and_littles_law_holds():
     assert load.trial_s == pytest.approx(load.service_s)
     # every candidate arrived and left inside the window: the time-average in the system is lambda * W
     assert load.in_system_measured == pytest.approx(load.in_system, rel=1e-2)
+
+
+def test_the_ray_pool_is_optional():
+    """Importing the verifier never needs Ray; asking for the Ray pool without it says how to get it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['ray'] = None\n"  # as if Ray were not installed
+            "import rlvr_lab.verifier as v, rlvr_lab.verifier.ray_pool, rlvr_lab.verifier.ray_cluster\n"
+            "from rlvr_lab.train import TrainConfig\n"
+            "assert 'ray' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
+            "try:\n    v.RayVerifierPool(workers=1)\nexcept ImportError as exc:\n    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "rlvr-lab[fleet]" in out.stdout

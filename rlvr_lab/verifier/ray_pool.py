@@ -13,9 +13,9 @@ candidates to its actor one at a time, so a slot keeps a fixture's tests collect
 Faults are the chapter's faults. A slot whose worker process or node dies mid-verification (the Ray
 call raises ``RayActorError``, ``NodeDiedError``, ...), or that does not answer within the verification
 budget, leaves the candidate *pending*: never pass, never fail. The candidate and the rest of its entry
-go back to the head of the queue for a *different* slot (when there is one), the lost attempt is logged
-in :attr:`RayVerifierPool.faults` and counted in the verdict's ``attempts``, and the dead slot is
-replaced by a fresh actor wherever Ray finds room. After ``lost_retries`` lost attempts the candidate's
+go back to the head of the queue for a *different* slot (any slot after ``AVOID_S`` seconds), the lost
+attempt is logged in :attr:`RayVerifierPool.faults` and counted in the verdict's ``attempts``, and the
+dead slot is replaced by a fresh actor wherever Ray finds room. After ``lost_retries`` lost attempts the candidate's
 verdict is ``unknown`` with the reason: a verdict is never silently dropped, and the trainer's
 complete-group rule (:func:`rlvr_lab.records.close_group`) sees it like any unresolved member.
 
@@ -24,6 +24,7 @@ complete-group rule (:func:`rlvr_lab.records.close_group`) sees it like any unre
 
 from __future__ import annotations
 
+import inspect
 import os
 import threading
 import time
@@ -33,7 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable
 
 from rlvr_lab.verifier.meter import PoolMeter
-from rlvr_lab.verifier.pool import PoolClosed, PoolFull
+from rlvr_lab.verifier.pool import PoolClosed, PoolFull, VerifierPool
 from rlvr_lab.verifier.runner import GRACE_S
 from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
 from rlvr_lab.verifier.verifier import START_TIMEOUT_S
@@ -48,6 +49,8 @@ def _ray():
 
 
 _SLOT = None
+#: Seconds a lost entry waits for a slot other than the one it was lost on before any slot may take it.
+AVOID_S = 10.0
 
 
 def _slot_class():
@@ -101,6 +104,7 @@ class _Entry:
     def __init__(self, futures, candidates, fixture, trials, admitted, lost=None, avoid=-1):
         self.futures, self.candidates, self.fixture, self.trials = futures, candidates, fixture, trials
         self.admitted, self.lost, self.avoid = admitted, lost or [0] * len(candidates), avoid
+        self.avoid_until = time.monotonic() + AVOID_S
 
 
 class RayVerifierPool:
@@ -109,14 +113,15 @@ class RayVerifierPool:
     ``address``: a Ray cluster to join (``"auto"``: the one started on this machine with ``ray start``;
     ``"ray://host:10001"`` or ``"host:6379"``); None starts a private Ray on this machine. When Ray is
     already initialized in this process it is used as it is. ``backend``, ``retries``, ``seed``,
-    ``max_queue``: as :class:`~rlvr_lab.verifier.pool.VerifierPool` (``retries`` is the slot's own
-    retries after a runner fault). ``lost_retries``: times a candidate lost with its slot is sent again
+    ``max_queue``: as :class:`~rlvr_lab.verifier.pool.VerifierPool` (``backend`` None: VerifierPool's
+    default; each slot resolves it on its own node, so ``auto`` picks what that machine has;
+    ``retries`` is the slot's own retries after a runner fault). ``lost_retries``: times a candidate lost with its slot is sent again
     before its verdict is ``unknown``. ``slot_cpus``: logical CPUs Ray reserves for each slot.
     ``call_timeout_s``: seconds without an answer after which a slot counts as lost (None: derived from
     the fixture's limits, like the slot's own budget).
     """
 
-    def __init__(self, workers: int = 2, backend: str = "local", max_queue: int = 64, retries: int = 1,
+    def __init__(self, workers: int = 2, backend: str | None = None, max_queue: int = 64, retries: int = 1,
                  seed: int | None = None, address: str | None = None, lost_retries: int = 2,
                  slot_cpus: float = 1.0, call_timeout_s: float | None = None):
         if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 1024:
@@ -131,6 +136,8 @@ class RayVerifierPool:
             raise ValueError(f"call_timeout_s must be > 0 or None, got {call_timeout_s!r}")
         from rlvr_lab.verifier.backend import BACKENDS
 
+        if backend is None:  # whatever the one-machine pool defaults to
+            backend = inspect.signature(VerifierPool).parameters["backend"].default
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         ray = self._ray = _ray()
@@ -222,11 +229,12 @@ class RayVerifierPool:
 
     # -- the queue -----------------------------------------------------------------------------------
     def _take(self, i: int) -> _Entry | None:
-        """Next entry for slot ``i``: a lost entry it did not lose first, else a new one; None to stop."""
+        """Next entry for slot ``i``: a lost entry it did not lose (or lost over ``AVOID_S`` ago), else a new
+        one; None to stop."""
         with self._cv:
             while True:
                 for entry in self._retry:
-                    if entry.avoid != i or self.workers == 1:
+                    if entry.avoid != i or self.workers == 1 or time.monotonic() > entry.avoid_until:
                         self._retry.remove(entry)
                         self._busy += 1
                         return entry
@@ -237,7 +245,7 @@ class RayVerifierPool:
                     return entry
                 if self._closed and not self._retry and self._busy == 0:
                     return None
-                self._cv.wait()
+                self._cv.wait(1.0 if self._retry else None)
 
     def _work(self, i: int) -> None:
         while True:
