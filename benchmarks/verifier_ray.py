@@ -5,8 +5,10 @@ Starts a Ray cluster of two nodes on this machine (a head and a worker node, sep
 function task, alternating correct and incorrect candidates:
 
 * latency: one candidate at a time, submit and wait, for :class:`~rlvr_lab.verifier.VerifierPool` and
-  :class:`~rlvr_lab.verifier.RayVerifierPool` with 2 slots each; the overhead per verification is the
-  difference of the medians (target: under 5 ms), with the Ray slot's own service time beside it;
+  :class:`~rlvr_lab.verifier.RayVerifierPool` with 2 slots each, both open at once and taking turns
+  (pairs in alternating order, so that both see the same load on a shared machine); the overhead per
+  verification is the median of the paired differences (target: under 5 ms), with the difference of the
+  medians and the Ray slot's own service time beside it;
 * throughput: every candidate submitted at once, verifications per second of each pool.
 
 Every verdict must equal the expected one. Usage: ``python benchmarks/verifier.py --ray [--n 200]`` or
@@ -41,7 +43,7 @@ def test_empty_is_refused():
         span([])
 """
 RIGHT = "def span(xs):\n    if not xs:\n        raise ValueError('empty')\n    return max(xs) - min(xs)\n"
-WRONG = "def span(xs):\n    return max(xs) - min(xs)\n"
+WRONG = "def span(xs):\n    return max(xs) - min(xs) if xs else 0\n"
 
 
 def task() -> Fixture:
@@ -79,15 +81,25 @@ def throughput(pool, items, fx) -> float:
     return len(items) / elapsed
 
 
-def measure(pool, fx, n: int, latency_n: int) -> dict:
-    """Warm the pool, then its latency (median, ms), throughput (verif/s) and the slots' service median."""
-    pool.map([c for c, _ in batch(4, 10_000)], fx)  # warm: every slot has the tests collected
-    lat = latency(pool, batch(latency_n, 20_000), fx)
+def paired_latency(local, fleet, fx, n: int) -> tuple[list[float], list[float]]:
+    """Per-candidate latencies of the two pools, measured in pairs whose order alternates."""
+    a, b = [], []
+    for i, item in enumerate(batch(n, 20_000)):
+        if i % 2 == 0:
+            a += latency(local, [item], fx)
+            b += latency(fleet, [item], fx)
+        else:
+            b += latency(fleet, [item], fx)
+            a += latency(local, [item], fx)
+    return a, b
+
+
+def rate(pool, fx, n: int) -> dict:
+    """Throughput (verif/s), the slots' mean service time (ms) and their utilization over ``n`` candidates."""
     pool.meter.reset()
-    rate = throughput(pool, batch(n, 30_000), fx)
+    per_s = throughput(pool, batch(n, 30_000), fx)
     load = pool.meter.snapshot()
-    return {"median_ms": statistics.median(lat) * 1000, "rate": rate, "service_ms": load.service_s * 1000,
-            "utilization": load.utilization}
+    return {"rate": per_s, "service_ms": load.service_s * 1000, "utilization": load.utilization}
 
 
 def run(n: int = 200, latency_n: int = 60, address: str | None = None, workers: int = 2) -> dict:
@@ -100,8 +112,6 @@ def run(n: int = 200, latency_n: int = 60, address: str | None = None, workers: 
     fx = task()
     print(f"host: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; task: 3 hidden tests; "
           f"{workers} slots per pool; latency over {latency_n} sequential candidates, throughput over {n}")
-    with VerifierPool(workers=workers, max_queue=n, seed=11) as pool:
-        local = measure(pool, fx, n, latency_n)
     cluster = None
     if address is None:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -111,23 +121,36 @@ def run(n: int = 200, latency_n: int = 60, address: str | None = None, workers: 
     else:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
     try:
-        with RayVerifierPool(workers=workers, max_queue=n, seed=11) as pool:
-            nodes = len(set(pool.nodes()))
-            fleet = measure(pool, fx, n, latency_n)
+        with VerifierPool(workers=workers, max_queue=n, seed=11) as lp, \
+                RayVerifierPool(workers=workers, max_queue=n, seed=11) as rp:
+            nodes = len(set(rp.nodes()))
+            for pool in (lp, rp):
+                pool.map([c for c, _ in batch(4, 10_000)], fx)  # warm: every slot has the tests collected
+            lat_local, lat_ray = paired_latency(lp, rp, fx, latency_n)
+            calls = []
+            for _ in range(latency_n):  # the bare cost of one actor call on this cluster, for comparison
+                t = time.perf_counter()
+                ray.get(rp.slots[0].info.remote())
+                calls.append(time.perf_counter() - t)
+            local, fleet = rate(lp, fx, n), rate(rp, fx, n)
     finally:
         ray.shutdown()
         if cluster is not None:
             cluster.shutdown()
-    overhead = fleet["median_ms"] - local["median_ms"]
-    print(f"{'pool':28s} {'median ms/verif':>16s} {'slot service ms':>16s} {'verif/s':>9s} {'utilization':>12s}")
-    for name, row in ((f"VerifierPool ({workers} threads)", local), (f"RayVerifierPool ({workers} actors, "
-                                                                       f"{nodes} nodes)", fleet)):
-        print(f"{name:28s} {row['median_ms']:16.1f} {row['service_ms']:16.1f} {row['rate']:9.1f} "
+    local["median_ms"], fleet["median_ms"] = statistics.median(lat_local) * 1000, statistics.median(lat_ray) * 1000
+    paired = statistics.median(r - l for l, r in zip(lat_local, lat_ray)) * 1000
+    names = (f"VerifierPool ({workers} threads)", f"RayVerifierPool ({workers} actors, {nodes} nodes)")
+    print(f"{'pool':36s} {'median ms/verif':>16s} {'slot service ms':>16s} {'verif/s':>9s} {'utilization':>12s}")
+    for name, row in zip(names, (local, fleet)):
+        print(f"{name:36s} {row['median_ms']:16.1f} {row['service_ms']:16.1f} {row['rate']:9.1f} "
               f"{row['utilization']:12.2f}")
-    print(f"Ray overhead per verification: {overhead:+.1f} ms over the local pool's median "
-          f"({'within' if overhead < 5.0 else 'OVER'} the 5 ms target); throughput ratio "
-          f"{fleet['rate'] / local['rate']:.2f}x; load average now {os.getloadavg()[0]:.2f}")
-    return {"local": local, "ray": fleet, "overhead_ms": overhead, "nodes": nodes}
+    print(f"Ray overhead per verification: {paired:+.1f} ms, median of paired differences "
+          f"({'within' if paired < 5.0 else 'OVER'} the 5 ms target); difference of the medians "
+          f"{fleet['median_ms'] - local['median_ms']:+.1f} ms; throughput ratio {fleet['rate'] / local['rate']:.2f}x; "
+          f"load average now {os.getloadavg()[0]:.2f}")
+    call_ms = statistics.median(calls) * 1000
+    print(f"a bare Ray actor call (no verification) takes {call_ms:.1f} ms (median) on this cluster")
+    return {"local": local, "ray": fleet, "overhead_ms": paired, "nodes": nodes, "actor_call_ms": call_ms}
 
 
 def main(argv: list[str] | None = None) -> int:
