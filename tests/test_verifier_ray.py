@@ -97,6 +97,10 @@ def test_slots_spread_over_nodes_and_verdicts_name_them(cluster):
         RayVerifierPool(workers=0)
     with pytest.raises(ValueError, match="backend"):
         RayVerifierPool(backend="podman")
+    with pytest.raises(ValueError, match="lost_retries"):
+        RayVerifierPool(lost_retries=-1)
+    with pytest.raises(ValueError, match="max_queue"):
+        RayVerifierPool(max_queue=0)
 
 
 @pytest.mark.slow

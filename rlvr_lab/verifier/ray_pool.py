@@ -114,9 +114,9 @@ class RayVerifierPool:
     ``"ray://host:10001"`` or ``"host:6379"``); None starts a private Ray on this machine. When Ray is
     already initialized in this process it is used as it is. ``backend``, ``retries``, ``seed``,
     ``max_queue``: as :class:`~rlvr_lab.verifier.pool.VerifierPool` (``backend`` None: VerifierPool's
-    default; each slot resolves it on its own node, so ``auto`` picks what that machine has;
-    ``retries`` is the slot's own retries after a runner fault). ``lost_retries``: times a candidate lost with its slot is sent again
-    before its verdict is ``unknown``. ``slot_cpus``: logical CPUs Ray reserves for each slot.
+    default; each slot resolves it on its own node, so ``auto`` picks what that machine has; ``retries``
+    is the slot's own retries after a runner fault). ``lost_retries``: times a candidate lost with its
+    slot is sent again before its verdict is ``unknown``. ``slot_cpus``: logical CPUs Ray reserves for each slot.
     ``call_timeout_s``: seconds without an answer after which a slot counts as lost (None: derived from
     the fixture's limits, like the slot's own budget).
     """
@@ -128,6 +128,8 @@ class RayVerifierPool:
             raise ValueError(f"workers must be an integer in [1, 1024], got {workers!r}")
         if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue < 1:
             raise ValueError(f"max_queue must be an integer >= 1, got {max_queue!r}")
+        if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 10:
+            raise ValueError(f"retries must be an integer in [0, 10], got {retries!r}")
         if isinstance(lost_retries, bool) or not isinstance(lost_retries, int) or not 0 <= lost_retries <= 10:
             raise ValueError(f"lost_retries must be an integer in [0, 10], got {lost_retries!r}")
         if not isinstance(slot_cpus, (int, float)) or isinstance(slot_cpus, bool) or slot_cpus < 0:
