@@ -25,8 +25,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-#: Environment of every node: no usage reporting, dead nodes noticed within about two seconds.
-NODE_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled", "RAY_health_check_period_ms": "500",
+#: Environment of every node: no usage reporting, dead nodes noticed within about two seconds, and workers
+#: at the node's own priority (Ray lowers them by 15 niceness steps by default, which on a machine shared
+#: with other work starves the verifier slots and their sandboxes behind it).
+NODE_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled", "RAY_worker_niceness": "0", "RAY_health_check_period_ms": "500",
             "RAY_health_check_timeout_ms": "1000", "RAY_health_check_failure_threshold": "3",
             "RAY_health_check_initial_delay_ms": "500"}
 
@@ -113,7 +115,7 @@ class LocalCluster:
         self.temp_dir = tempfile.mkdtemp(prefix="rlvr-ray-")
         self.port = _free_port()
         self.address = f"127.0.0.1:{self.port}"
-        self.env = dict(os.environ, **NODE_ENV, **(extra_env or {}))
+        self.env = {**os.environ, **NODE_ENV, **(extra_env or {})}
         self.nodes: list[Node] = []
         try:
             self._start("head", ["--head", f"--port={self.port}", "--include-dashboard=false",
