@@ -266,6 +266,8 @@ def test_ci_training_on_the_ray_pool_via_cli_survives_a_lost_slot(cluster, tmp_p
         assert r.evidence["outcome"] == r.verdict and r.evidence["node"]  # each verdict names its node
         assert r.admitted in (True, False) and (r.admitted or r.exclusion_reason)
     assert all(len(m) == config.group_size for m in groups.values())
+    # the killed slot's candidate (in flight, or the next one sent to the dead actor) was retried elsewhere
+    assert any(r.evidence["attempts"] >= 2 for r in records)
     for members in groups.values():  # the complete-group rule: admitted groups are wholly resolved
         if any(m.admitted for m in members):
             assert all(m.admitted and m.verdict in ("pass", "fail") for m in members)
