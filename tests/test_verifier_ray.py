@@ -31,19 +31,32 @@ def _slow(i: int, pause: float = 0.3):
     return candidate(SLOW.format(pause=pause) + f"\n# candidate {i}\n")
 
 
-def _alive(pid: int) -> bool:
+def _start_time(pid: int) -> int | None:
+    """The process's start time in clock ticks (None once it is gone or a zombie)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
+            fields = f.read().rsplit(")", 1)[1].split()
     except OSError:
-        return False
+        return None
+    return None if fields[0] == "Z" else int(fields[19])
 
 
-def _wait_gone(pids, seconds: float = 20.0) -> list[int]:
+def _process(pid: int) -> tuple[int, int | None]:
+    """A process identity that survives PID reuse (this host recycles PIDs quickly)."""
+    return pid, _start_time(pid)
+
+
+def _alive(proc) -> bool:
+    pid, started = proc if isinstance(proc, tuple) else _process(proc)
+    return started is not None and _start_time(pid) == started
+
+
+def _wait_gone(procs, seconds: float = 20.0) -> list:
+    procs = [p if isinstance(p, tuple) else _process(p) for p in procs]
     end = time.monotonic() + seconds
-    while time.monotonic() < end and any(_alive(p) for p in pids):
+    while time.monotonic() < end and any(_alive(p) for p in procs):
         time.sleep(0.2)
-    return [p for p in pids if _alive(p)]
+    return [p for p in procs if _alive(p)]
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +84,7 @@ def cluster():
 
 def _remember(cluster, pool) -> None:
     for info in pool.slot_info:
-        cluster.seen += [info["pid"], info["runner_pid"]]
+        cluster.seen += [_process(info["pid"]), _process(info["runner_pid"])]
 
 
 def _node_of(cluster, pid: int):
@@ -135,6 +148,7 @@ def test_actor_killed_mid_batch_is_pending_then_retried(cluster):
     with RayVerifierPool(workers=2, seed=5) as pool:
         _remember(cluster, pool)
         victim = pool.slot_info[0]
+        victim_procs = [_process(victim["pid"]), _process(victim["runner_pid"])]
         futures = [pool.submit(_slow(i), fx) for i in range(6)]
         time.sleep(1.5)  # both slots are inside a verification
         os.kill(victim["pid"], signal.SIGKILL)
@@ -145,7 +159,7 @@ def test_actor_killed_mid_batch_is_pending_then_retried(cluster):
         retried = [v for v in verdicts if v.attempts > 1]
         assert {v.candidate_digest for v in retried} == {f.candidate_digest for f in pool.faults}
         assert pool.slot_info[0]["pid"] != victim["pid"]  # slot 0 was replaced by a fresh actor
-        assert _wait_gone([victim["pid"], victim["runner_pid"]]) == []
+        assert _wait_gone(victim_procs) == []
 
 
 def test_worker_node_raylet_killed_mid_batch(cluster):
@@ -158,7 +172,7 @@ def test_worker_node_raylet_killed_mid_batch(cluster):
         on_node = [i for i, info in enumerate(pool.slot_info) if _node_of(cluster, info["pid"]) is node]
         assert on_node, f"no slot on the new node: {pool.nodes()}"
         lost_node = pool.slot_info[on_node[0]]["node"]
-        victims = [pool.slot_info[i][k] for i in on_node for k in ("pid", "runner_pid")]
+        victims = [_process(pool.slot_info[i][k]) for i in on_node for k in ("pid", "runner_pid")]
         futures = [pool.submit(_slow(i), fx) for i in range(9)]
         time.sleep(1.5)
         cluster.kill_raylet(node)
