@@ -21,6 +21,7 @@ Usage (about 3-4 minutes on 2 idle cores)::
     python benchmarks/verifier.py                  # everything
     python benchmarks/verifier.py --quick          # 40 HumanEval problems, fewer repeats
     python benchmarks/verifier.py --humaneval 0    # repeated fixture only
+    python benchmarks/verifier.py --ray            # the Ray pool beside the local pool (verifier_ray.py)
 """
 
 from __future__ import annotations
@@ -221,7 +222,13 @@ def main() -> int:
     parser.add_argument("--baseline-n", type=int, default=40, help="candidates for each subprocess baseline")
     parser.add_argument("--humaneval", type=int, default=164, help="HumanEval problems (0: skip that table)")
     parser.add_argument("--quick", action="store_true", help="--n 60 --baseline-n 20 --humaneval 40")
+    parser.add_argument("--ray", action="store_true", help="the Ray pool beside the local pool (verifier_ray.py)")
     args = parser.parse_args()
+    if args.ray:
+        from verifier_ray import run as run_ray
+
+        run_ray(n=args.n)
+        return 0
     if args.quick:
         args.n, args.baseline_n, args.humaneval = 60, 20, 40
     fx = fixture()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up everything RLVR Lab needs on a fresh Debian-like machine or a laptop.
-#   scripts/setup.sh          library, trainer, book and test tools in .venv
+#   scripts/setup.sh          library, trainer, book, test tools and the Ray fleet extra in .venv
 # System packages (Chromium for the browser test, Node/npm for the widget JavaScript,
 # docker.io for the docker backend) are installed with apt when we are root and apt exists;
 # elsewhere the tests that need them say so and skip.

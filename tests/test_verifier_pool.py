@@ -115,3 +115,34 @@ def test_submit_many_is_one_entry_verified_in_order():
         assert [f.result().candidate_digest for f in futures] == [c.digest for c in cands]
         with pytest.raises(ValueError, match="at least one"):
             pool.submit_many([], fx)
+
+
+@needs_local_sandbox
+def test_meter_measures_load_and_littles_law_holds():
+    fx = function_fixture()
+    with VerifierPool(workers=2, seed=4) as pool:
+        pool.meter.reset()
+        futures = pool.submit_many([candidate(GOOD + f"\n# {i}\n") for i in range(4)], fx)
+        futures += [pool.submit(candidate("def double(x):\n    return x\n"), fx)]
+        assert [f.result().outcome for f in futures] == ["pass"] * 4 + ["fail"]
+        load = pool.meter.snapshot()
+    assert load.arrivals == load.completions == 5 and load.trials == 1.0
+    assert 0 < load.service_s <= load.wait_s and 0 < load.utilization <= 1
+    assert load.trial_s == pytest.approx(load.service_s)
+    # every candidate arrived and left inside the window: the time-average in the system is lambda * W
+    assert load.in_system_measured == pytest.approx(load.in_system, rel=1e-2)
+
+
+def test_the_ray_pool_is_optional():
+    """Importing the verifier never needs Ray; asking for the Ray pool without it says how to get it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['ray'] = None\n"  # as if Ray were not installed
+            "import rlvr_lab.verifier as v, rlvr_lab.verifier.ray_pool, rlvr_lab.verifier.ray_cluster\n"
+            "from rlvr_lab.train import TrainConfig\n"
+            "assert 'ray' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
+            "try:\n    v.RayVerifierPool(workers=1)\nexcept ImportError as exc:\n    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "rlvr-lab[fleet]" in out.stdout

@@ -25,8 +25,18 @@ def register(subparsers) -> None:
     p.add_argument("--norm", choices=["sequence", "constant"], default=None, help="length normalisation")
     p.add_argument("--backend", choices=["auto", "local", "process", "docker"], default=None,
                    help="verifier backend (default auto: local namespaces where they work, else process)")
+    p.add_argument("--ray-address", default=None, metavar="ADDRESS", type=_ray_address,
+                   help="verify on a Ray cluster: 'auto' (the one `ray start` runs here), host:6379 or "
+                        "ray://host:10001 (needs the fleet extra)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
+
+
+def _ray_address(text: str) -> str:
+    """argparse type of ``--ray-address``: a non-empty cluster address."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name a cluster: 'auto', host:port or ray://host:port")
+    return text.strip()
 
 
 def run(args) -> int:
@@ -52,6 +62,8 @@ def run(args) -> int:
         overrides["norm"] = args.norm
     if args.backend:
         overrides["verifier_backend"] = args.backend
+    if args.ray_address is not None:
+        overrides.update(verifier_pool="ray", ray_address=args.ray_address)
     if args.no_progress:
         overrides["progress"] = False
     config = TrainConfig.preset(preset, **overrides)

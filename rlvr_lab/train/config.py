@@ -122,6 +122,12 @@ class TrainConfig:
     verifier_backend: str = "auto"
     """VerifierPool backend: ``auto`` (local namespaces where they work, else the weaker ``process``, named
     in the run's lineage), ``local``, ``process`` or ``docker``."""
+    verifier_pool: str = "local"
+    """Where the verifier slots run: ``local`` (a VerifierPool of threads on this machine) or ``ray``
+    (a RayVerifierPool of Ray actors over a cluster, 17.9.5; needs the ``fleet`` extra)."""
+    ray_address: str = ""
+    """The Ray cluster of ``verifier_pool="ray"``: ``auto`` (the one ``ray start`` runs here),
+    ``host:6379`` or ``ray://host:10001``; empty starts a private Ray on this machine for the run."""
     verify_timeout_s: float = 120.0
     """Seconds to wait for one verdict future before recording it as ``unknown``."""
     verdict_cache: bool = True
@@ -167,6 +173,9 @@ class TrainConfig:
             (self.eval_samples >= 1, "eval_samples", ">= 1"),
             (1 <= self.eval_k <= self.eval_samples, "eval_k", "[1, eval_samples]"),
             (self.verifier_workers >= 1, "verifier_workers", ">= 1"),
+            (self.verifier_pool in ("local", "ray"), "verifier_pool", "'local' or 'ray'"),
+            (not self.ray_address or self.verifier_pool == "ray", "ray_address",
+             "empty unless verifier_pool is 'ray'"),
             (self.checkpoint_every >= 1 and self.eval_every >= 1, "checkpoint_every/eval_every", ">= 1"),
         ]
         for ok, name, allowed in checks:

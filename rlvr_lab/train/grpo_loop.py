@@ -104,9 +104,16 @@ def open_pool(config: TrainConfig):
     Its queue holds two training batches: a whole batch is submitted at once and then graded while the
     learner works, so a smaller queue would make the submission itself wait for the verifier (the
     backpressure still bounds memory when the verifier falls behind by more than that).
+    ``verifier_pool="ray"`` gives the same API over a Ray cluster (``ray_address``).
     """
     from rlvr_lab.verifier import VerifierPool
 
+    if config.verifier_pool == "ray":
+        from rlvr_lab.verifier.ray_pool import RayVerifierPool
+
+        return RayVerifierPool(workers=config.verifier_workers, backend=config.verifier_backend,
+                               max_queue=max(64, 2 * config.tasks_per_step * config.group_size),
+                               address=config.ray_address or None)
     return VerifierPool(workers=config.verifier_workers, backend=config.verifier_backend,
                         max_queue=max(64, 2 * config.tasks_per_step * config.group_size))
 
@@ -262,7 +269,8 @@ def _lineage(config: TrainConfig, tok_digest: str, parent: str, pool) -> dict:
         "task_generator": GENERATOR_VERSION, "fixture_version": f"{GENERATOR_VERSION}-s{config.seed}",
         "verifier": {"backend": config.verifier_backend, "resolved": getattr(pool, "backend", None),
                      "isolation": list(getattr(getattr(pool, "verifiers", [None])[0], "isolation", ())), "pool": type(pool).__module__ + "." + type(pool).__name__,
-                     "workers": config.verifier_workers, "verdict_cache": config.verdict_cache},
+                     "workers": config.verifier_workers, "verdict_cache": config.verdict_cache,
+                     "nodes": pool.nodes() if hasattr(pool, "nodes") else []},
         "tokenizer_sha256": tok_digest, "parent": parent,
         "objective": {"group_size": config.group_size, "eps_low": config.eps_low, "eps_high": config.eps_high,
                       "beta": config.beta, "norm": config.norm, "std": config.std, "passes": config.passes,

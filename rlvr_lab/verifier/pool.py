@@ -15,6 +15,9 @@ target utilization.
 row: a slot keeps a fixture's hidden tests collected between verifications, so a trainer that submits a
 whole GRPO group this way pays the collection once per group instead of once per fixture switch.
 
+``pool.meter`` (:class:`~rlvr_lab.verifier.meter.PoolMeter`) measures arrivals, service time, waits and
+backpressure while the pool works, for Little's law in practice (17.9.5).
+
 ``close()`` (also on leaving a ``with`` block) stops accepting work, lets the slots finish what is
 queued (``cancel_pending=True`` cancels the queued futures instead), then stops the slots.
 """
@@ -23,9 +26,11 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from concurrent.futures import Future
 from typing import Iterable
 
+from rlvr_lab.verifier.meter import PoolMeter
 from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
 from rlvr_lab.verifier.verifier import Verifier
 
@@ -54,6 +59,7 @@ class VerifierPool:
         self._queue: queue.Queue = queue.Queue(maxsize=max_queue)
         self._closed = False
         self._close_lock = threading.Lock()
+        self.meter = PoolMeter(workers)
         self.verifiers: list[Verifier] = [None] * workers  # type: ignore[list-item]
         errors: list[BaseException] = []
 
@@ -85,13 +91,17 @@ class VerifierPool:
             item = self._queue.get()
             if item is _STOP:
                 return
-            futures, candidates, fixture, trials = item
+            futures, candidates, fixture, trials, admitted = item
             for future, candidate in zip(futures, candidates):
                 if not future.set_running_or_notify_cancel():
                     continue
                 try:
-                    future.set_result(verifier.verify(candidate, fixture, trials))
+                    started = time.perf_counter()
+                    verdict = verifier.verify(candidate, fixture, trials)
+                    self.meter.served(admitted[0], time.perf_counter() - started, len(verdict.trials))
+                    future.set_result(verdict)
                 except BaseException as exc:  # ValueError for bad input, SandboxUnavailable, ...
+                    self.meter.served(admitted[0], time.perf_counter() - started, 0)
                     future.set_exception(exc)
 
     def submit(self, candidate: Candidate, fixture: Fixture, trials: int | None = None, block: bool = True,
@@ -109,10 +119,13 @@ class VerifierPool:
         if not candidates:
             raise ValueError("candidates must hold at least one candidate")
         futures: list[Future] = [Future() for _ in candidates]
+        asked = time.perf_counter()
+        admitted = [asked]  # set again once the entry is in the queue: waits count from admission
         try:
-            self._queue.put((futures, candidates, fixture, trials), block=block, timeout=timeout)
+            self._queue.put((futures, candidates, fixture, trials, admitted), block=block, timeout=timeout)
         except queue.Full:
             raise PoolFull(f"the verification queue holds {self.max_queue} requests") from None
+        admitted[0] = self.meter.arrived(len(candidates), time.perf_counter() - asked)
         return futures
 
     def map(self, candidates: Iterable[Candidate], fixture: Fixture, trials: int | None = None) -> list[Verdict]:

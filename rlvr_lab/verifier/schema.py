@@ -124,6 +124,8 @@ class Verdict:
     """Infrastructure attempts used (retries after ``pending``)."""
     isolation: tuple[str, ...] = ()
     """Isolation layers the backend had in force (e.g. ``user-ns``, ``slot-uid``, ``landlock-fs``)."""
+    node: str = ""
+    """Where a fleet verified it (``ip/node-id`` of the Ray node, 17.9.5); empty on a one-machine pool."""
 
     def __post_init__(self) -> None:
         if self.outcome not in VERDICTS:
