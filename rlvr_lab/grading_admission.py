@@ -193,7 +193,14 @@ def match_exercise(path: str, cells: list, key: dict) -> str | None:
 def static_notes(cells: list) -> list:
     """Report-only notes: ``"cell N: <pattern>"`` for sources that reach for the grading machinery.
 
+    The course's own Colab install cell (``rlvr_lab.colab.install_cell``, which reads ``os.environ``) is
+    not reported.
+
     >>> static_notes([(3, "import sys\\nsys.setprofile(f)"), (4, "x = rewards.composite_reward(1, 0, 0)")])
     ['cell 3: installs a profile/trace hook or reads frames']
     """
-    return [f"cell {n}: {why}" for n, src in cells for pattern, why in NOTE_PATTERNS if pattern.search(src)]
+    from rlvr_lab.colab import install_cell
+
+    ours = install_cell().strip()
+    return [f"cell {n}: {why}" for n, src in cells if src.strip() != ours
+            for pattern, why in NOTE_PATTERNS if pattern.search(src)]

@@ -82,9 +82,9 @@ def test_repository_url_lives_in_one_place():
 
 
 def test_install_cell_is_not_tampering_for_the_grader():
-    from rlvr_lab.grading import static_findings
+    from rlvr_lab.grading_admission import static_notes
 
-    assert static_findings(colab.install_cell()) == []
+    assert static_notes([(0, colab.install_cell())]) == []
 
 
 def test_runtime_extra_is_light_and_pins_the_runner_pytest():
