@@ -351,6 +351,7 @@
       c.el.querySelector(".noUi-target").noUiSlider.on("set", function () { recompute(dash); });
     });
     root.setAttribute("data-rlvr-live", "1");
+    root.setAttribute("data-rlvr-index", String(window.rlvrDashboards.length));
     window.rlvrDashboards.push(dash.state);
     return true;
   }
