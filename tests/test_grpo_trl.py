@@ -210,5 +210,8 @@ def test_end_to_end_matches_trl_with_its_own_logprobs(model_dir, tmp_path, loss_
         entropy = grpo.token_entropy(completion_logits(trainer.model, batch), batch["completion_mask"])
     assert metrics["entropy"][-1] == pytest.approx(float(entropy), rel=1e-5)
     assert loss.item() == pytest.approx(trl_loss.item(), rel=1e-5)
+    # Float32 on both sides, summed in different orders: compare each gradient by the norm of the
+    # difference, not element-wise (one element near zero can move by 2e-6 between Intel and AMD CPUs,
+    # issue 11). 1e-4 of the norm leaves room for TRL's fused kernel; measured on an AMD EPYC: 2.3e-7.
     for ours, theirs in zip(our_grads, trl_grads):
-        torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-6)
+        assert float((ours - theirs).norm()) <= 1e-4 * max(float(theirs.norm()), 1e-12)

@@ -107,6 +107,12 @@ def test_train_loads_a_locally_saved_model_through_the_model_option(tok_model, t
     assert all(_torch.equal(a, b) for a, b in zip(loaded.state_dict().values(), model.state_dict().values()))
 
 
+def _assert_close_in_norm(a: torch.Tensor, b: torch.Tensor, rel: float = 2e-5) -> None:
+    """||a - b|| <= rel * max(||a||, 1e-12): a norm-scaled bound that holds on any CPU (see the caller)."""
+    diff, scale = float((a - b).norm()), max(float(a.norm()), 1e-12)
+    assert diff <= rel * scale, f"differ by {diff:.3e} against norm {scale:.3e}"
+
+
 @pytest.mark.parametrize("cfg", [SamplingConfig(max_new_tokens=8),
                                  SamplingConfig(temperature=0.7, top_k=12, top_p=0.8, max_new_tokens=8)])
 def test_shared_prefix_scoring_equals_the_plain_batch(tok_model, cfg):
@@ -125,6 +131,12 @@ def test_shared_prefix_scoring_equals_the_plain_batch(tok_model, cfg):
         masks.append([0] * len(s.prompt_ids) + [1] * len(s.completion_ids) + [0] * len(obs) + [1] * len(second))
     prefix = [len(s.prompt_ids) for s in samples]
     weights = torch.randn(len(seqs), max(map(len, seqs)) - 1, generator=torch.Generator().manual_seed(3))
+    # The two paths add the same terms in different orders (different batch shapes, so different BLAS
+    # blocking, which also differs between CPUs), in float32. Rounding then moves single elements by more
+    # than any element-wise tolerance can fairly allow (an element near zero has no useful relative error:
+    # on one AMD EPYC an element of v_proj's gradient moved by 2.1e-6), so the bound is on the norm of the
+    # difference. Float32 unit roundoff (6e-8) times the few hundred terms a gradient entry sums gives a
+    # worst case near 1e-5 of the norm; measured: 2e-8 (this AMD EPYC) and 3e-7 (issue 11's).
 
     def value_and_grad(fn):
         model.zero_grad()
@@ -135,8 +147,8 @@ def test_shared_prefix_scoring_equals_the_plain_batch(tok_model, cfg):
     plain = value_and_grad(lambda: completion_logprobs(model, seqs, masks, cfg, tok.pad_token_id))
     shared = value_and_grad(lambda: shared_prefix_logprobs(model, seqs, masks, prefix, cfg, tok.pad_token_id))
     assert torch.equal(plain[1], shared[1])
-    assert torch.allclose(plain[0], shared[0], atol=1e-5)
+    _assert_close_in_norm(plain[0].masked_fill(~plain[1].bool(), 0), shared[0].masked_fill(~shared[1].bool(), 0))
     for a, b in zip(plain[2], shared[2]):
-        assert torch.allclose(a, b, rtol=1e-4, atol=1e-6)
+        _assert_close_in_norm(a, b)
     with pytest.raises(ValueError, match="prefix_lens"):
         shared_prefix_logprobs(model, seqs, masks, [p + 1 for p in prefix], cfg, tok.pad_token_id)

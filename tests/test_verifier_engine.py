@@ -131,12 +131,18 @@ def test_remote_objects_compare_by_identity_and_refuse_truth(verifier):
 
 
 def test_unavailable_namespaces_raise_a_clear_error(monkeypatch):
+    """Neither root nor a user namespace can build the sandbox: ``local`` refuses, naming both causes and
+    the alternatives; ``auto`` falls back to the weaker ``process`` backend (never silently: see
+    tests/test_backends.py)."""
     from rlvr_lab.verifier import SandboxUnavailable, sandbox
+    from rlvr_lab.verifier.backend import resolve_backend
 
-    monkeypatch.setattr(sandbox, "_available", None)
-    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
-    with pytest.raises(SandboxUnavailable, match="needs root"):
+    monkeypatch.setattr(sandbox, "_mode", None)
+    monkeypatch.setattr(sandbox, "_mode_error", "")
+    monkeypatch.setattr(sandbox, "_probe", lambda mode: f"{mode} refused (test)")
+    with pytest.raises(SandboxUnavailable, match="user namespace: userns refused.*backend='process'"):
         Verifier(backend="local")
+    assert resolve_backend("auto") == "process"
 
 
 def test_no_tests_is_not_a_pass(verifier):

@@ -23,7 +23,8 @@ def register(subparsers) -> None:
     p.add_argument("--steps", type=int, default=None, help="GRPO steps (overrides the preset)")
     p.add_argument("--multi-turn", action="store_true", help="second turn with public-test feedback")
     p.add_argument("--norm", choices=["sequence", "constant"], default=None, help="length normalisation")
-    p.add_argument("--backend", choices=["local", "docker"], default=None, help="verifier backend")
+    p.add_argument("--backend", choices=["auto", "local", "process", "docker"], default=None,
+                   help="verifier backend (default auto: local namespaces where they work, else process)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
 

@@ -116,8 +116,9 @@ class TrainConfig:
 
     verifier_workers: int = 2
     """VerifierPool workers."""
-    verifier_backend: str = "local"
-    """VerifierPool backend: ``local`` or ``docker``."""
+    verifier_backend: str = "auto"
+    """VerifierPool backend: ``auto`` (local namespaces where they work, else the weaker ``process``, named
+    in the run's lineage), ``local``, ``process`` or ``docker``."""
     verify_timeout_s: float = 120.0
     """Seconds to wait for one verdict future before recording it as ``unknown``."""
     verdict_cache: bool = True

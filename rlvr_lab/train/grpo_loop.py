@@ -258,7 +258,8 @@ def _lineage(config: TrainConfig, tok_digest: str, parent: str, pool) -> dict:
     return {
         "config": config.to_dict(), "seed": config.seed, "engine": config.engine,
         "task_generator": GENERATOR_VERSION, "fixture_version": f"{GENERATOR_VERSION}-s{config.seed}",
-        "verifier": {"backend": config.verifier_backend, "pool": type(pool).__module__ + "." + type(pool).__name__,
+        "verifier": {"backend": config.verifier_backend, "resolved": getattr(pool, "backend", None),
+                     "isolation": list(getattr(getattr(pool, "verifiers", [None])[0], "isolation", ())), "pool": type(pool).__module__ + "." + type(pool).__name__,
                      "workers": config.verifier_workers, "verdict_cache": config.verdict_cache},
         "tokenizer_sha256": tok_digest, "parent": parent,
         "objective": {"group_size": config.group_size, "eps_low": config.eps_low, "eps_high": config.eps_high,

@@ -7,6 +7,9 @@ needs to know which one it talks to:
 ``SandboxBackend``
     ``name``
         Recorded in every verdict's ``backend`` field; a weaker mode must say so in its name.
+    ``isolation``
+        The isolation layers in force (e.g. ``("user-ns", "mount-ns", ..., "rlimits")``), recorded in
+        every verdict's ``isolation`` field.
     ``workspace_root``
         Directory under which the caller creates each graded copy (a fresh directory per verification)
         before calling ``launch``. The backend must make that copy visible to the sandbox, read-only,
@@ -160,6 +163,7 @@ class SandboxBackend(abc.ABC):
     """Starts sandboxes; one backend object serves one verifier slot, one sandbox at a time."""
 
     name: str = "abstract"
+    isolation: tuple[str, ...] = ()
     workspace_root: Path
 
     @abc.abstractmethod
@@ -176,28 +180,54 @@ class SandboxBackend(abc.ABC):
         self.close()
 
 
-#: Backend names accepted by :func:`make_backend` and ``Verifier(backend=...)``.
-BACKENDS = ("local", "docker")
+#: Backend names accepted by :func:`make_backend` and ``Verifier(backend=...)``; ``auto`` is resolved by
+#: :func:`resolve_backend` before a backend is made.
+BACKENDS = ("auto", "local", "process", "docker")
+
+
+def resolve_backend(name: str) -> str:
+    """The concrete backend for ``name``: ``auto`` becomes ``local`` where namespaces work (as root, or in
+    an unprivileged user namespace) and the weaker ``process`` otherwise; other names stay as they are.
+    ``docker`` is never picked by ``auto`` (it needs an engine and an image; ask for it by name).
+
+    >>> resolve_backend("docker")
+    'docker'
+    """
+    if name not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
+    if name != "auto":
+        return name
+    from rlvr_lab.verifier.sandbox import local_mode
+
+    try:
+        local_mode()
+    except SandboxUnavailable:
+        return "process"
+    return "local"
 
 
 def make_backend(name: str, slot_dir: Path) -> SandboxBackend:
     """The backend called ``name`` for one slot whose private scratch directory is ``slot_dir``.
 
     ``docker`` is :class:`rlvr_lab.verifier.docker_backend.DockerBackend`, constructed as
-    ``DockerBackend(slot_dir)``; ``local`` is :class:`rlvr_lab.verifier.sandbox.LocalBackend`.
+    ``DockerBackend(slot_dir)``; ``local`` is :class:`rlvr_lab.verifier.sandbox.LocalBackend` (root or
+    user namespaces) and ``process`` :class:`rlvr_lab.verifier.sandbox.ProcessBackend`.
 
     >>> make_backend("ssh", Path("/tmp"))
     Traceback (most recent call last):
     ...
-    ValueError: backend must be one of ('local', 'docker'), got 'ssh'
+    ValueError: backend must be one of ('auto', 'local', 'process', 'docker'), got 'ssh'
     """
-    if name not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
+    name = resolve_backend(name)
     os.makedirs(slot_dir, exist_ok=True)
     if name == "local":
         from rlvr_lab.verifier.sandbox import LocalBackend
 
         return LocalBackend(Path(slot_dir))
+    if name == "process":
+        from rlvr_lab.verifier.sandbox import ProcessBackend
+
+        return ProcessBackend(Path(slot_dir))
     from rlvr_lab.verifier.docker_backend import DockerBackend
 
     return DockerBackend(Path(slot_dir))

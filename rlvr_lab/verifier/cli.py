@@ -1,6 +1,6 @@
 """``rlvr-lab verify`` and ``rlvr-lab calibrate`` (section 17.7; 17.7.2 for q^K and expected trials).
 
-``rlvr-lab verify PATH --fixture NAME [--trials K] [--backend local|docker] [--naive] [--json]``
+``rlvr-lab verify PATH --fixture NAME [--trials K] [--backend auto|local|process|docker] [--naive] [--json]``
     PATH is an explored tree (a directory: its change against the fixture's base revision is captured),
     a JSON object ``{"relative/path.py": "text", ...}``, or a single file when the fixture permits
     exactly one path. Prints the verdict and its evidence. Exit status: 0 pass, 1 fail, 3 pending or
@@ -20,6 +20,8 @@ import math
 import sys
 from pathlib import Path
 
+from rlvr_lab.verifier.backend import BACKENDS
+
 #: Predicted acceptance above which a known-bad reference is flagged by ``calibrate``.
 BAD_ACCEPTANCE_WARN = 0.05
 
@@ -29,14 +31,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verify.add_argument("path", help="candidate tree (directory), JSON {path: text}, or a single file")
     verify.add_argument("--fixture", required=True, help="fixture name under fixtures/, e.g. pool_repair_01")
     verify.add_argument("--trials", type=int, default=None, help="K of the all-pass rule (default: manifest)")
-    verify.add_argument("--backend", choices=("local", "docker"), default="local")
+    verify.add_argument("--backend", choices=BACKENDS, default="auto",
+                        help="sandbox backend; auto: local namespaces where they work, else the weaker process backend")
     verify.add_argument("--naive", action="store_true", help="use the teaching-only NaiveVerifier instead")
     verify.add_argument("--json", action="store_true", help="print the verdict as JSON")
     verify.set_defaults(func=run_verify)
     calibrate = subparsers.add_parser("calibrate", help="measure per-trial pass probability q of reference patches")
     calibrate.add_argument("--fixture", required=True)
     calibrate.add_argument("--runs", type=int, default=20, help="single-trial runs per reference (default 20)")
-    calibrate.add_argument("--backend", choices=("local", "docker"), default="local")
+    calibrate.add_argument("--backend", choices=BACKENDS, default="auto")
     calibrate.add_argument("--workers", type=int, default=2, help="verifier slots (default 2)")
     calibrate.set_defaults(func=run_calibrate)
 

@@ -539,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
         _send(wfd, {"ok": False, "unavailable": False, "error": f"{type(exc).__name__}: {exc}"})
         return 2
     _send(wfd, {"ok": True, "backend": runner.backend.name, "pid": os.getpid(),
-                "uid": getattr(runner.backend, "uid", None)})
+                "uid": getattr(runner.backend, "uid", None), "isolation": tuple(runner.backend.isolation)})
     try:
         while True:
             try:

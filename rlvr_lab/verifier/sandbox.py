@@ -7,8 +7,12 @@ the runner's directories, so launching a sandbox costs a couple of forks: a new 
 mounts a fresh ``/proc`` and private tmpfs scratch, then the candidate's server under the slot's uid
 (``60000 + n``, held with a lock file so two verifiers never share one) with rlimits applied.
 
-When namespaces are unavailable (not root, or ``unshare`` refused) :func:`check_available` raises
-:class:`~rlvr_lab.verifier.backend.SandboxUnavailable` naming the cause; there is no silent fallback.
+Without root the same zygote runs inside an unprivileged user namespace (backend name ``local-userns``,
+see :mod:`rlvr_lab.verifier.sandbox_confine`): the same namespaces, mounts, rlimits, deadline and output
+cap, but no per-slot uid; the candidate drops every capability instead. :func:`local_mode` picks root or
+user namespaces and raises :class:`~rlvr_lab.verifier.backend.SandboxUnavailable` naming both causes when
+neither works. :class:`ProcessBackend` (``process``) is the explicit weaker mode for machines without
+namespaces; it is only used when asked for by name or by ``backend="auto"``, which says so.
 """
 
 from __future__ import annotations
@@ -39,7 +43,16 @@ UID_COUNT = 1000
 HIDDEN_DIRS = ("/tmp", "/var/tmp", "/root", "/home", "/work", "/run", "/dev/shm", "/mnt", "/media", "/srv",
                "/opt", "/var/lib", "/var/log", "/var/cache", "/var/spool", "/var/mail")
 _HERE = Path(__file__).resolve().parent
-_available: str | None = None
+_mode: str | None = None
+_mode_error: str = ""
+#: Isolation layers in force, per mode; every verdict lists them (``Verdict.isolation``).
+LAYERS = {
+    "root": ("mount-ns", "pid-ns", "net-ns", "ipc-ns", "uts-ns", "hidden-dirs", "read-only-workspace",
+             "slot-uid", "rlimits", "deadline", "output-cap", "no-new-privs"),
+    "userns": ("user-ns", "mount-ns", "pid-ns", "net-ns", "ipc-ns", "uts-ns", "hidden-dirs",
+               "read-only-workspace", "no-capabilities", "rlimits", "deadline", "output-cap", "no-new-privs"),
+    "process": ("process-group", "subreaper", "scratch-dir", "rlimits", "deadline", "output-cap", "no-new-privs"),
+}
 
 
 def base_python() -> str:
@@ -51,22 +64,62 @@ def base_python() -> str:
     return os.path.realpath(getattr(sys, "_base_executable", sys.executable))
 
 
-def check_available() -> None:
-    """Raise :class:`SandboxUnavailable` unless root may create mount/pid/net/ipc/uts namespaces."""
-    global _available
-    if _available == "ok":
-        return
-    if not sys.platform.startswith("linux"):
-        raise SandboxUnavailable("the local backend needs Linux namespaces; use backend='docker'")
+def host_root() -> bool:
+    """True when this process is root *and* may switch to the slot uids (they are mapped in its user
+    namespace: not so for root inside a rootless container or ``unshare -r``)."""
     if os.geteuid() != 0:
-        raise SandboxUnavailable("the local backend needs root to create namespaces and switch to a slot "
-                                 "uid; run as root or use backend='docker'")
-    probe = subprocess.run(["unshare", "--mount", "--pid", "--net", "--ipc", "--uts", "--fork", "true"],
-                           capture_output=True, text=True)
-    if probe.returncode != 0:
-        raise SandboxUnavailable(f"unshare of mount/pid/net/ipc/uts namespaces failed here "
-                                 f"({probe.stderr.strip()[:200]}); use backend='docker'")
-    _available = "ok"
+        return False
+    try:
+        lines = Path("/proc/self/uid_map").read_text().split()
+    except OSError:
+        return False
+    spans = [(int(lines[i]), int(lines[i + 2])) for i in range(0, len(lines) - 2, 3)]
+    return any(start <= UID_BASE and UID_BASE + UID_COUNT <= start + count for start, count in spans)
+
+
+def _probe(mode: str) -> str:
+    """Empty when the zygote's ``--probe`` builds a ``mode`` sandbox here; else why not."""
+    try:
+        done = subprocess.run([base_python(), "-I", "-S", "-B", str(_HERE / "sandbox_zygote.py"), "--probe", mode],
+                              capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    return "" if done.returncode == 0 else (done.stderr.strip() or f"status {done.returncode}")[:200]
+
+
+def local_mode() -> str:
+    """``root`` or ``userns``: how the local backend isolates here (probed once per process).
+
+    Raises :class:`SandboxUnavailable` naming why neither works (then ``process`` or ``docker`` remain).
+    """
+    global _mode, _mode_error
+    if _mode is not None:
+        return _mode
+    if _mode_error:
+        raise SandboxUnavailable(_mode_error)
+    if not sys.platform.startswith("linux"):
+        _mode_error = "the local backend needs Linux namespaces; use backend='docker'"
+        raise SandboxUnavailable(_mode_error)
+    errors = []
+    if host_root():
+        why = _probe("root")
+        if not why:
+            _mode = "root"
+            return _mode
+        errors.append(f"as root: {why}")
+    why = _probe("userns")
+    if not why:
+        _mode = "userns"
+        return _mode
+    errors.append(f"in a user namespace: {why}")
+    _mode_error = ("the local backend could not create mount/pid/net/ipc/uts namespaces ("
+                   + "; ".join(errors) + "); use backend='process' (weaker) or backend='docker'")
+    raise SandboxUnavailable(_mode_error)
+
+
+def check_available() -> None:
+    """Raise :class:`SandboxUnavailable` unless the local backend works here (as root or in a user namespace)."""
+    local_mode()
 
 
 #: Host-wide directory of slot-uid locks. A fixed path, not ``$TMPDIR``: two processes with different
@@ -142,14 +195,22 @@ class LocalBackend(SandboxBackend):
     """Namespaces + slot uid + rlimits, with a warm zygote per slot (see the module docstring)."""
 
     name = "local"
+    mode = "root"
 
     def __init__(self, slot_dir: Path, hide: tuple[str, ...] = ()):
-        check_available()
+        if type(self).mode != "process":
+            self.mode = local_mode()
+            self.name = "local" if self.mode == "root" else "local-userns"
+        self.isolation: tuple[str, ...] = LAYERS[self.mode]
+        """The layers in force for every sandbox of this backend (recorded in each verdict)."""
         self.slot_dir = Path(slot_dir).resolve()
         self.workspace_root = self.slot_dir / "ws"
         self.workspace_root.mkdir(parents=True, exist_ok=True)
         os.chmod(self.workspace_root, 0o755)
-        self.uid, self._uid_lock = claim_uid()
+        self.uid: int | None = None
+        self._uid_lock: int | None = None
+        if self.mode == "root":
+            self.uid, self._uid_lock = claim_uid()
         repo = str(_HERE.parent.parent)
         extra = [repo, sys.prefix, os.getcwd(), str(self.slot_dir.parent), *hide]
         self.hide = _topmost([p for p in list(HIDDEN_DIRS) + extra
@@ -164,7 +225,8 @@ class LocalBackend(SandboxBackend):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = {"ws_dir": str(self.workspace_root), "hide": self.hide, "keep": self.keep,
                   "server_path": str(_HERE / "sandbox_server.py"), "parent": os.getpid(),
-                  "ctl_fd": theirs.fileno()}
+                  "ctl_fd": theirs.fileno(), "mode": self.mode, "uid": os.getuid(), "gid": os.getgid()}
+        config.update(self._extra_config())
         self._proc = subprocess.Popen(
             [base_python(), "-I", "-S", "-B", str(_HERE / "sandbox_zygote.py")],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -181,6 +243,9 @@ class LocalBackend(SandboxBackend):
             raise SandboxUnavailable(f"local sandbox zygote could not start: {reply.get('error')}")
         ours.settimeout(None)
         self._ctl = ours
+
+    def _extra_config(self) -> dict:
+        return {}
 
     def _send(self, message: dict, fds: tuple[int, ...] = ()) -> None:
         if self._ctl is None or self._proc is None or self._proc.poll() is not None:
@@ -228,7 +293,7 @@ class LocalBackend(SandboxBackend):
             raise ValueError(f"workspace must be a directory directly under {self.workspace_root}, got {workspace}")
         ours, theirs = socket.socketpair()
         try:
-            self._send({"op": "spawn", "ws": workspace.name, "limits": dataclasses.asdict(limits), "uid": self.uid},
+            self._send({"op": "spawn", "ws": workspace.name, "limits": dataclasses.asdict(limits), "uid": self.uid or 0},
                        fds=(theirs.fileno(),))
         except SandboxFault:
             ours.close()
@@ -259,3 +324,37 @@ class LocalBackend(SandboxBackend):
             self.close()
         except Exception:
             pass
+
+
+class ProcessBackend(LocalBackend):
+    """The explicit weaker backend for machines without namespaces (name ``process``).
+
+    Each sandbox is a process in its own session and process group under a child subreaper, with the
+    same rlimits, deadline and output cap, ``HOME``/``TMPDIR`` in a private scratch directory, and the
+    same trusted runner and plain-data proxy. It has no PID, mount or network namespace and no separate
+    uid: where the kernel offers Landlock, the candidate loses the filesystem outside a read-only
+    allow-list (its graded copy, the interpreter, system directories) and its scratch directory, TCP
+    bind/connect, and signals or ptrace to processes outside the sandbox; without Landlock it could read
+    and write whatever the caller can, reach the network and signal the runner. The gallery's outcomes
+    per backend are in ``rlvr_lab/fixtures/exploits/README.md``.
+    """
+
+    name = "process"
+    mode = "process"
+
+    def __init__(self, slot_dir: Path, hide: tuple[str, ...] = (), landlock: bool = True):
+        if not sys.platform.startswith("linux"):
+            raise SandboxUnavailable("the process backend needs Linux (prctl, /proc); use backend='docker'")
+        from rlvr_lab.verifier.sandbox_confine import landlock_abi
+
+        self.landlock_abi = landlock_abi() if landlock else 0
+        super().__init__(slot_dir, hide)
+        self.scratch_dir = self.slot_dir / "scratch"
+        self.scratch_dir.mkdir(mode=0o700, exist_ok=True)
+        layers = ["landlock-fs"] if self.landlock_abi else []
+        layers += ["landlock-no-tcp"] if self.landlock_abi >= 4 else []
+        layers += ["landlock-signal-scope"] if self.landlock_abi >= 6 else []
+        self.isolation = LAYERS["process"] + tuple(layers)
+
+    def _extra_config(self) -> dict:
+        return {"scratch_dir": str(self.scratch_dir), "landlock_abi": self.landlock_abi}

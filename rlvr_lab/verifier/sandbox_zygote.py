@@ -43,7 +43,10 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
+#: statvfs flags -> mount flags that a read-only remount must keep (they may be locked in a user namespace).
+_KEEP_FLAGS = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
+               (os.ST_NOATIME, 1024), (os.ST_NODIRATIME, 2048), (os.ST_RELATIME, 1 << 21))
 
 #: Where the slot's workspace root appears inside every sandbox.
 SANDBOX_ROOT = "/run/rlvr-sandbox"
@@ -81,6 +84,17 @@ def prctl(option, value):
     _check(_libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl({option})")
 
 
+def remount_read_only(path):
+    """Make the bind mount at ``path`` read-only, keeping the flags it already has (a user namespace may
+    not clear flags inherited from the host's mounts)."""
+    have = os.statvfs(path).f_flag
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
+    for st, ms in _KEEP_FLAGS:
+        if have & st:
+            flags |= ms
+    mount(None, path, None, flags)
+
+
 def setup_namespaces(config):
     """Enter private namespaces and build the sandbox's view of the filesystem (once per zygote)."""
     unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
@@ -96,26 +110,26 @@ def setup_namespaces(config):
         hidden.append(path)
     os.makedirs(SANDBOX_ROOT, exist_ok=True)
     mount(f"/proc/self/fd/{ws_fd}", SANDBOX_ROOT, None, MS_BIND)
-    mount(None, SANDBOX_ROOT, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    remount_read_only(SANDBOX_ROOT)
     for path, fd in keep:
         if any(path == h or path.startswith(h.rstrip("/") + "/") for h in hidden):
             os.makedirs(path, exist_ok=True)
             mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
-            mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+            remount_read_only(path)
     for path in hidden:
         mount(None, path, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=64k,mode=755")
     for fd in [ws_fd] + [fd for _, fd in keep]:
         os.close(fd)
 
 
-def _apply_limits(limits):
+def _apply_limits(limits, nproc_base=0):
     import resource
 
     mib = 1024 * 1024
     pairs = [
         (resource.RLIMIT_CPU, int(limits["cpu_s"])),
         (resource.RLIMIT_AS, int(limits["memory_mb"]) * mib),
-        (resource.RLIMIT_NPROC, int(limits["processes"])),
+        (resource.RLIMIT_NPROC, nproc_base + int(limits["processes"])),
         (resource.RLIMIT_FSIZE, int(limits["file_mb"]) * mib),
         (resource.RLIMIT_NOFILE, int(limits["open_files"])),
         (resource.RLIMIT_CORE, 0),
@@ -124,8 +138,12 @@ def _apply_limits(limits):
         resource.setrlimit(which, (value, value))
 
 
-def run_server(server_module, chan_fd, out_w, workdir, limits, uid):
-    """In the candidate's process: drop everything, then serve. Never returns."""
+def run_server(server_module, chan_fd, out_w, workdir, limits, uid, mode="root", confine=None, scratch=None):
+    """In the candidate's process: drop everything, then serve. Never returns.
+
+    ``mode`` ``root``: switch to the slot's ``uid``; ``userns``: stay the namespace's root but drop every
+    capability; ``process``: a new session, and Landlock (``confine.landlock``) where the kernel has it.
+    """
     try:
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
@@ -136,13 +154,23 @@ def run_server(server_module, chan_fd, out_w, workdir, limits, uid):
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         os.chdir(workdir)
-        _apply_limits(limits)
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
+        if mode == "process":
+            os.setsid()
+            _apply_limits(limits, nproc_base=confine.process_count(os.getuid()))
+        else:
+            _apply_limits(limits)
+        if mode == "root":
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+        elif mode == "userns":
+            confine.drop_capabilities()
         prctl(PR_SET_NO_NEW_PRIVS, 1)
+        if mode == "process" and limits.get("landlock_abi"):
+            confine.landlock(limits["read_only"], [scratch], int(limits["landlock_abi"]))
         os.environ.clear()
-        os.environ.update({"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"})
+        home = scratch or "/tmp"
+        os.environ.update({"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8"})
         sys.stdout = open(1, "w", closefd=False, buffering=1)
         sys.stderr = open(2, "w", closefd=False, buffering=1)
     except BaseException:
@@ -162,8 +190,12 @@ def run_server(server_module, chan_fd, out_w, workdir, limits, uid):
     os._exit(code)
 
 
-def run_init(server_module, chan_fd, status_w, workdir, limits, uid):
-    """PID 1 of a fresh sandbox: mounts, forks the server, caps its output, reports its end."""
+def run_init(server_module, chan_fd, status_w, workdir, limits, uid, mode="root", confine=None, scratch=None):
+    """PID 1 of a fresh sandbox: mounts, forks the server, caps its output, reports its end.
+
+    In ``process`` mode there is no PID namespace: it is a child subreaper instead (the candidate's
+    orphans come back to it, and to the zygote after it) and makes the sandbox's scratch directory.
+    """
     code = 0
     try:
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -174,19 +206,23 @@ def run_init(server_module, chan_fd, status_w, workdir, limits, uid):
                     os.close(int(name))
                 except OSError:
                     pass
-        unshare(CLONE_NEWNS)
-        mount(None, "/", None, MS_REC | MS_PRIVATE)
-        mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-        tmp_mb = max(1, min(64, 2 * int(limits["file_mb"])))
-        for path in ("/tmp", "/var/tmp", "/dev/shm"):
-            if os.path.isdir(path):
-                mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_mb}m,mode=1777")
+        if mode == "process":
+            prctl(PR_SET_CHILD_SUBREAPER, 1)
+            os.mkdir(scratch, 0o700)
+        else:
+            unshare(CLONE_NEWNS)
+            mount(None, "/", None, MS_REC | MS_PRIVATE)
+            mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            tmp_mb = max(1, min(64, 2 * int(limits["file_mb"])))
+            for path in ("/tmp", "/var/tmp", "/dev/shm"):
+                if os.path.isdir(path):
+                    mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_mb}m,mode=1777")
         out_r, out_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(out_r)
             os.close(status_w)
-            run_server(server_module, chan_fd, out_w, workdir, limits, uid)
+            run_server(server_module, chan_fd, out_w, workdir, limits, uid, mode, confine, scratch)
         os.close(out_w)
         os.close(chan_fd)
         record = supervise(pid, out_r, int(limits["output_kb"]) * 1024)
@@ -246,23 +282,33 @@ def supervise(pid, out_r, cap_bytes):
 class Zygote:
     """The control loop: spawn sandboxes, enforce deadlines, kill and report."""
 
-    def __init__(self, ctl, server_module):
+    def __init__(self, ctl, server_module, config=None, confine=None):
         self.ctl = ctl
         self.server = server_module
+        self.config = config or {}
+        self.mode = self.config.get("mode", "root")
+        self.confine = confine
+        self.root = self.config.get("ws_dir") if self.mode == "process" else SANDBOX_ROOT
         self.pidns_fd = os.open("/proc/self/ns/pid", os.O_RDONLY)
         self.sessions = {}
 
     def spawn(self, request, chan_fd):
         """Fork a sandbox whose server talks on ``chan_fd`` (the sandbox's end of the runner's socketpair)."""
-        limits = request["limits"]
-        workdir = os.path.join(SANDBOX_ROOT, request["ws"])
+        limits = dict(request["limits"])
+        workdir = os.path.join(self.root, request["ws"])
         status_r, status_w = os.pipe()
-        setns(self.pidns_fd, CLONE_NEWPID)
-        unshare(CLONE_NEWPID)
+        if self.mode == "process":
+            limits["landlock_abi"] = self.config.get("landlock_abi", 0)
+            limits["read_only"] = self.config["keep"] + [workdir] + list(self.confine.READ_ONLY_ROOTS)
+        else:
+            setns(self.pidns_fd, CLONE_NEWPID)
+            unshare(CLONE_NEWPID)
         pid = os.fork()
         if pid == 0:
             os.close(status_r)
-            run_init(self.server, chan_fd, status_w, workdir, limits, int(request["uid"]))
+            scratch = os.path.join(self.config.get("scratch_dir", "/nonexistent"), f"s{os.getpid()}")
+            run_init(self.server, chan_fd, status_w, workdir, limits, int(request["uid"]), self.mode,
+                     self.confine, scratch)
         os.close(status_w)
         self.sessions[pid] = {"status_r": status_r, "deadline": time.monotonic() + float(limits["wall_s"]),
                               "record": None, "buffer": b"", "reaped": False, "ours": False}
@@ -283,6 +329,48 @@ class Zygote:
                     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
                     session["record"] = {"kind": "infra",
                                          "detail": f"sandbox init ended from outside (status {status}, signal {sig})"}
+            if self.mode == "process":
+                self._sweep(pid)
+
+    def _sweep(self, init_pid):
+        """``process`` mode: kill every process the sandbox left (they were re-parented to this child
+        subreaper when their parents died), then remove the sandbox's scratch directory."""
+        live = {p for p, s in self.sessions.items() if not s["reaped"]}
+        for _ in range(1000):
+            strays = [p for p in self.confine.children_of({os.getpid()}) if p not in live]
+            if not strays:
+                break
+            self._kill_groups(strays)
+            for p in strays:
+                try:
+                    os.waitpid(p, 0)
+                except ChildProcessError:
+                    pass
+        scratch = os.path.join(self.config.get("scratch_dir", "/nonexistent"), f"s{init_pid}")
+        for top, dirs, files in os.walk(scratch, topdown=False):
+            for name in files + dirs:
+                path = os.path.join(top, name)
+                try:
+                    os.rmdir(path) if name in dirs and not os.path.islink(path) else os.unlink(path)
+                except OSError:
+                    pass
+        try:
+            os.rmdir(scratch)
+        except OSError:
+            pass
+
+    def _kill_groups(self, pids):
+        """SIGKILL each process and, first, its whole process group (a fork bomb's children share the
+        candidate's group, so they die together instead of one generation per sweep)."""
+        own = os.getpgrp()
+        for p in pids:
+            try:
+                group = os.getpgid(p)
+                if group != own:
+                    os.killpg(group, signal.SIGKILL)
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
 
     def _drain(self, pid, block=False):
         session = self.sessions[pid]
@@ -312,6 +400,8 @@ class Zygote:
                 session["ours_kind"] = kind
                 if kind == "timeout":
                     session["record"] = {"kind": "timeout", "detail": "wall-clock deadline passed"}
+            if self.mode == "process":  # the candidate's groups first: its processes must not outlive init
+                self._kill_groups(self.confine.children_of({pid}))
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -371,8 +461,46 @@ def load_server(path):
     return module
 
 
+def load_confine(config):
+    return load_server(os.path.join(os.path.dirname(config["server_path"]), "sandbox_confine.py"))
+
+
+def probe(mode):
+    """``sandbox_zygote.py --probe MODE``: can this user build a ``root`` or ``userns`` sandbox here?
+
+    Exit status 0 when the namespaces, a fresh ``/proc`` and a tmpfs mount all work; else the error on
+    stderr. Run once per process by :func:`rlvr_lab.verifier.sandbox.local_mode`.
+    """
+    try:
+        if mode == "userns":
+            load_confine({"server_path": __file__}).enter_user_namespace(os.getuid(), os.getgid())
+        unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID)
+        mount(None, "/", None, MS_REC | MS_PRIVATE)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+                mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k")
+            except BaseException as exc:
+                sys.stderr.write(f"{exc}\n")
+                os._exit(1)
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        return 0 if status == 0 else 1
+    except BaseException as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+
+
 def main():
-    """``python -I -S sandbox_zygote.py`` with its JSON config on stdin (kept out of ``/proc/*/cmdline``)."""
+    """``python -I -S sandbox_zygote.py`` with its JSON config on stdin (kept out of ``/proc/*/cmdline``).
+
+    ``mode`` in the config: ``root`` (namespaces, slot uid), ``userns`` (the same namespaces inside an
+    unprivileged user namespace; the zygote then runs as PID 1 of its own PID namespace, so that it may
+    re-enter it between sandboxes) or ``process`` (no namespaces; a child subreaper).
+    """
+    if len(sys.argv) == 3 and sys.argv[1] == "--probe":
+        os._exit(probe(sys.argv[2]))
     config = json.loads(sys.stdin.buffer.read().decode())
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -381,16 +509,36 @@ def main():
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != config["parent"]:
         os._exit(1)
+    mode = config.get("mode", "root")
     try:
         server = load_server(config["server_path"])
+        confine = load_confine(config)
         for name in PRELOAD:
             __import__(name)
-        setup_namespaces(config)
+        if mode == "userns":
+            confine.enter_user_namespace(config["uid"], config["gid"])
+        if mode == "process":
+            prctl(PR_SET_CHILD_SUBREAPER, 1)
+        else:
+            setup_namespaces(config)
+        if mode == "userns":
+            try:  # candidates may not nest user namespaces (this one's own limit; the host's is untouched)
+                with open("/proc/sys/user/max_user_namespaces", "w") as fh:
+                    fh.write("0")
+            except OSError:
+                pass
+            unshare(CLONE_NEWPID)
+            child = os.fork()
+            if child:  # stay as the backend's handle on the zygote, which is PID 1 of the new namespace
+                ctl.close()
+                _, status = os.waitpid(child, 0)
+                os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except BaseException as exc:
         ctl.send(json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"}).encode())
         os._exit(2)
     ctl.send(b'{"ok": true, "ready": true}')
-    Zygote(ctl, server).serve()
+    Zygote(ctl, server, config, confine).serve()
     os._exit(0)
 
 

@@ -110,12 +110,15 @@ class Verdict:
     fixture_version: str
     checker_version: str
     backend: str
-    """``local``, ``docker``, ``naive``, or a weaker mode spelled out (e.g. ``local-no-namespaces``)."""
+    """``local`` (root: namespaces and a slot uid), ``local-userns`` (namespaces without root), ``process``
+    (no namespaces), ``docker`` or ``naive``."""
     trials: tuple[TrialResult, ...] = ()
     stop_reason: str = ""
     """Why verification stopped: ``all trials passed``, ``rejected at trial 2``, ``admission: ...``, ..."""
     attempts: int = 1
     """Infrastructure attempts used (retries after ``pending``)."""
+    isolation: tuple[str, ...] = ()
+    """Isolation layers the backend had in force (e.g. ``user-ns``, ``slot-uid``, ``landlock-fs``)."""
 
     def __post_init__(self) -> None:
         if self.outcome not in VERDICTS:

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rlvr_lab.verifier.backend import BACKENDS, SandboxUnavailable
+from rlvr_lab.verifier.backend import SandboxUnavailable, resolve_backend
 from rlvr_lab.verifier.runner import GRACE_S, _recv, _send
 from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
 from rlvr_lab.verifier.trials import check_trials
@@ -53,11 +53,26 @@ def _runner_env() -> dict[str, str]:
     return env
 
 
+#: Backends ``backend="auto"`` has already named in this process (one line each, not one per slot).
+ANNOUNCED: set[str] = set()
+
+
+def announce(name: str, isolation: tuple[str, ...]) -> None:
+    """Print, once per process and backend, which backend ``auto`` chose and its isolation layers."""
+    if name not in ANNOUNCED:
+        ANNOUNCED.add(name)
+        weaker = "" if name.startswith("local") else " (weaker: no namespaces)"
+        print(f"rlvr-lab verifier: backend auto -> {name}{weaker}; isolation: {', '.join(isolation)}",
+              file=sys.stderr, flush=True)
+
+
 class Verifier:
     """Sandboxed verification of candidates against fixtures (one slot; see the module docstring).
 
-    ``backend``: ``"local"`` (namespaces, default) or ``"docker"``; an unavailable backend raises
-    :class:`~rlvr_lab.verifier.backend.SandboxUnavailable` here, naming why. ``retries``: extra attempts
+    ``backend``: ``"local"`` (namespaces, default; as root or in a user namespace), ``"process"`` (the
+    weaker backend without namespaces), ``"docker"``, or ``"auto"``: the strongest of local and process
+    that works here, named in one printed line (:data:`ANNOUNCED`) and in every verdict. An unavailable
+    backend raises :class:`~rlvr_lab.verifier.backend.SandboxUnavailable` here, naming why. ``retries``: extra attempts
     after an infrastructure fault (0 returns ``pending`` at once). ``seed``: base seed of the trial seeds
     (None draws one per verification). Not safe for concurrent ``verify`` calls from several threads
     (calls are serialized by a lock); use :class:`~rlvr_lab.verifier.pool.VerifierPool` for parallelism.
@@ -65,8 +80,8 @@ class Verifier:
 
     def __init__(self, backend: str = "local", retries: int = 1, seed: int | None = None,
                  work_dir: str | os.PathLike | None = None):
-        if backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        requested = backend
+        backend = resolve_backend(backend)  # ValueError for an unknown name
         if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 10:
             raise ValueError(f"retries must be an integer in [0, 10], got {retries!r}")
         if backend == "local":
@@ -74,6 +89,8 @@ class Verifier:
 
             check_available()
         self.backend = backend
+        self.isolation: tuple[str, ...] = ()
+        """Isolation layers the backend has in force (also in every verdict)."""
         self.retries = retries
         self.seed = seed
         self._owns_dir = work_dir is None
@@ -85,6 +102,8 @@ class Verifier:
         self.sandbox_uid: int | None = None
         """The slot's unprivileged uid on the local backend (None for other backends)."""
         self._start()
+        if requested == "auto":
+            announce(self._backend_name, self.isolation)
 
     # -- runner process ------------------------------------------------------------------------------
     def _start(self) -> None:
@@ -105,6 +124,7 @@ class Verifier:
                 raise SandboxUnavailable(error)
             raise RuntimeError(f"verifier runner failed to start: {error}")
         self._backend_name = reply["backend"]
+        self.isolation = tuple(reply.get("isolation", ()))
         self.sandbox_uid = reply.get("uid")
 
     def _read(self, deadline: float) -> dict | None:
@@ -181,7 +201,8 @@ class Verifier:
             return Verdict(outcome=outcome, candidate_digest=candidate.digest, fixture=fixture.name,
                            fixture_version=fixture.version, checker_version=fixture.checker_version,
                            backend=self._backend_name, trials=tuple(reply.get("trials", ())),
-                           stop_reason=reply.get("stop_reason", ""), attempts=attempts)
+                           stop_reason=reply.get("stop_reason", ""), attempts=attempts,
+                           isolation=self.isolation)
 
     def close(self) -> None:
         """Stop the runner (and with it the sandbox helpers); remove the scratch directory."""

@@ -1,0 +1,98 @@
+"""Run the exploit gallery against one backend and report, per exploit, the verdict and the host's state.
+
+A helper of ``tests/test_backends.py``, run in a subprocess (often as an ordinary user, or with user
+namespaces disabled): ``python backend_gallery.py BACKEND [NAME ...]``. BACKEND is ``auto``, ``local``,
+``process`` or ``process-no-landlock`` (the process backend with Landlock switched off, driven through
+the runner class in this process, since no public name selects it). Prints one JSON line per candidate:
+``{"name", "outcome", "backend", "isolation", "stop", "sentinel_left", "marker_alive", "hidden_changed"}``,
+then cleans what an exploit left (its sentinel file, its marked daemon), so a weak backend's losses are
+recorded, not left behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rlvr_lab.verifier import Verifier
+from rlvr_lab.verifier.fixtures import (exploit_info, fixtures_dir, list_exploits, load_exploit, load_fixture,
+                                        load_reference)
+
+
+def hidden_digest() -> str:
+    digest = hashlib.sha256()
+    for path in sorted((fixtures_dir() / "pool_repair_01" / "hidden").rglob("*")):
+        if path.is_file():
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def marked(comm: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            if name.isdigit() and Path(f"/proc/{name}/comm").read_text().strip() == comm:
+                found.append(int(name))
+        except OSError:
+            pass
+    return found
+
+
+class RunnerInProcess:
+    """The runner class with a backend object we build (Landlock off), behind the Verifier's verify shape."""
+
+    def __init__(self) -> None:
+        from rlvr_lab.verifier.runner import SlotRunner
+        from rlvr_lab.verifier.sandbox import ProcessBackend
+
+        self.dir = Path(tempfile.mkdtemp(prefix="rlvr-gallery-"))
+        self.runner = SlotRunner(ProcessBackend(self.dir / "sandbox", landlock=False), self.dir / "slot")
+        self.runner.backend.name = "process-no-landlock"
+
+    def verify(self, candidate, fixture):
+        reply = self.runner.verify(fixture, candidate, fixture.trials, 1234)
+        return type("V", (), {"outcome": reply["outcome"], "backend": self.runner.backend.name,
+                              "isolation": self.runner.backend.isolation, "stop_reason": reply["stop_reason"]})
+
+    def close(self) -> None:
+        self.runner.close()
+
+
+def main(argv: list[str]) -> int:
+    backend, names = argv[0], argv[1:] or ["good", "bad_racy_snapshot", *list_exploits()]
+    fixture = load_fixture("pool_repair_01")
+    verifier = RunnerInProcess() if backend == "process-no-landlock" else Verifier(backend=backend, retries=0)
+    try:
+        for name in names:
+            reference = name in ("good", "bad_racy_snapshot")
+            info = None if reference else exploit_info(name)
+            candidate = load_reference("pool_repair_01", name) if reference else load_exploit(name)
+            before = hidden_digest()
+            verdict = verifier.verify(candidate, fixture)
+            time.sleep(0.2)
+            sentinel = bool(info and info.sentinel and os.path.exists(info.sentinel))
+            alive = marked(info.marker) if info and info.marker else []
+            print(json.dumps({"name": name, "outcome": verdict.outcome, "backend": verdict.backend,
+                              "isolation": list(verdict.isolation), "stop": verdict.stop_reason[:200],
+                              "sentinel_left": sentinel, "marker_alive": bool(alive),
+                              "hidden_changed": hidden_digest() != before}), flush=True)
+            for pid in alive:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            if sentinel:
+                os.unlink(info.sentinel)
+    finally:
+        verifier.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
