@@ -165,3 +165,13 @@ def test_lab_and_exercise_generators_write_stable_valid_ids(tmp_path):
             nbformat.validate(nb)
         ids = [c["id"] for c in nb.cells]
         assert all(ids) and len(set(ids)) == len(ids)
+
+
+def test_one_citation_style_author_year(book):
+    """The text cites author-year, and the bibliography is labelled the same way (not [1], [2], ...)."""
+    html = _page(book, "book/10_fallacies_summary_reading").read_text()
+    labels = re.findall(r'<span class="label"><span class="fn-bracket">\[</span>(?:<a[^>]*>)?([^<]+)', html)
+    assert len(labels) >= 20, f"bibliography not found ({len(labels)} labels)"
+    assert all(re.fullmatch(r".+, (\d{4}[a-z]?|n\.d\.)", label) for label in labels), labels[:5]
+    cited = re.findall(r'class="reference internal" href="[^"]*#id\d+"><span>([^<]+)</span>', html)
+    assert all(not c.strip("[]").isdigit() for c in cited), cited[:5]
