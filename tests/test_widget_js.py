@@ -123,3 +123,24 @@ def test_python_format_specs_are_reproduced(value, spec, want):
                           f".pyFormat({json.dumps(value) if math.isfinite(value) else 'Infinity'}, {json.dumps(spec)}))"],
                          capture_output=True, text=True, check=True).stdout
     assert out == want
+
+
+def test_dashboards_carry_what_the_static_page_needs():
+    """Each dashboard names its JS port, tags its sliders by keyword, and writes its spec and full-precision
+    values into the readout, which is all the static page's rlvr-live.js reads."""
+    import html as html_lib
+    import re
+
+    for make in widgets.ALL:
+        d = make()
+        assert f"rlvr-kind-{d.kind}" in d._dom_classes and "rlvr-dashboard" in d._dom_classes
+        for name, control in d.controls.items():
+            assert {"rlvr-ctl", f"rlvr-ctl-{name}"} <= set(control._dom_classes), name
+            assert ("rlvr-log" in control._dom_classes) == isinstance(control, w.FloatLogSlider), name
+        spec = json.loads(html_lib.unescape(re.search(r"data-rlvr='([^']*)'", d.readout.value).group(1)))
+        assert spec["kind"] == d.kind and spec["fixed"] == d.fixed and spec["formats"] == d._formats
+        raws = re.findall(r"data-value='([^']*)'", d.readout.value)
+        assert len(raws) == len(d.numbers)
+        for raw, value in zip(raws, d.numbers.values()):
+            if isinstance(value, float) and math.isfinite(value):
+                assert float(raw) == value
