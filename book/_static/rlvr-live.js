@@ -29,7 +29,9 @@
   }
   function fmtTick(v) {
     var a = Math.abs(v);
-    if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(0).replace("e+", "e");
+    if (a !== 0 && a < 1e-3) return v.toExponential(0).replace("e+", "e");
+    if (a >= 1e6) return parseFloat((v / 1e6).toPrecision(3)) + "M";
+    if (a >= 1e4) return parseFloat((v / 1e3).toPrecision(3)) + "k";
     return String(parseFloat(v.toPrecision(3)));
   }
   function ticks(lo, hi, log) {
@@ -90,26 +92,39 @@
         var y = s.y[i];
         var ok = isFinite(x) && isFinite(y) && (!spec.xlog || x > 0) && (!spec.ylog || y > 0);
         if (!ok) { pen = false; return; }
-        d += (pen ? "L" : "M") + fx(x).toFixed(1) + "," + fy(Math.min(Math.max(y, y0 / 10), y1 * 10)).toFixed(1);
+        // keep far-off points finite for the path; the clip rectangle hides them anyway
+        var yy = spec.ylog ? Math.min(Math.max(y, y0 / 10), y1 * 10) : Math.min(Math.max(y, y0 - 10 * (y1 - y0)), y1 + 10 * (y1 - y0));
+        d += (pen ? "L" : "M") + fx(x).toFixed(1) + "," + fy(yy).toFixed(1);
         pen = true;
       });
       el("path", { d: d, fill: "none", stroke: s.color || SERIES[k % SERIES.length], "stroke-width": s.width || 1.6,
                    "stroke-dasharray": s.dash || "none" }, plotArea);
     });
+    // Legend in a corner (spec.legend: "tl" default, "tr", "bl", "br", "bc"), on a white box over the curves.
     var legend = spec.series.filter(function (s) { return s.label; });
-    legend.forEach(function (s, k) {
-      var y = PAD.t + 12 + 13 * k, x = spec.legendRight ? W - PAD.r - 120 : PAD.l + 6;
-      el("line", { x1: x, x2: x + 14, y1: y - 4, y2: y - 4, stroke: s.color || SERIES[spec.series.indexOf(s) % SERIES.length],
-                   "stroke-width": 2, "stroke-dasharray": s.dash || "none" }, svg);
-      el("text", { x: x + 18, y: y }, svg, s.label);
-    });
+    if (legend.length) {
+      var at = spec.legend || (spec.legendRight ? "tr" : "tl");
+      var boxW = 24 + 6.2 * Math.max.apply(null, legend.map(function (s) { return s.label.length; }));
+      var boxH = 13 * legend.length + 6;
+      var lx = at.charAt(1) === "r" ? W - PAD.r - boxW - 4 : at.charAt(1) === "c" ? (PAD.l + W - PAD.r - boxW) / 2 : PAD.l + 4;
+      var ly = at.charAt(0) === "b" ? H - PAD.b - boxH - 4 : PAD.t + 4;
+      var g = el("g", { class: "rlvr-legend" }, svg);
+      el("rect", { x: lx, y: ly, width: boxW, height: boxH, fill: "white", "fill-opacity": 0.85, stroke: "#ddd" }, g);
+      legend.forEach(function (s, k) {
+        var y = ly + 13 + 13 * k, x = lx + 4;
+        el("line", { x1: x, x2: x + 14, y1: y - 4, y2: y - 4, stroke: s.color || SERIES[spec.series.indexOf(s) % SERIES.length],
+                     "stroke-width": 2, "stroke-dasharray": s.dash || "none" }, g);
+        el("text", { x: x + 18, y: y }, g, s.label);
+      });
+    }
     (spec.marks || []).forEach(function (m) {
       if (!isFinite(m.y) || (spec.ylog && m.y <= 0)) return;
       var cx = fx(m.x), cy = fy(m.y), c = m.color || COLORS.neutral;
       el("circle", { cx: cx, cy: cy, r: 4.5, fill: c, class: "rlvr-mark" }, svg);
       var anchor = cx > W * 0.6 ? "end" : "start";
       el("text", { x: cx + (anchor === "end" ? -7 : 7), y: cy + (m.below ? 15 : -7), "text-anchor": anchor, fill: c,
-                   "font-weight": "bold", class: "rlvr-mark-label" }, svg, m.text);
+                   "font-weight": "bold", class: "rlvr-mark-label", stroke: "white", "stroke-width": 3,
+                   "paint-order": "stroke" }, svg, m.text);
     });
     el("text", { x: W / 2, y: 16, "text-anchor": "middle", "font-weight": "bold" }, svg, spec.title);
     el("text", { x: (PAD.l + W - PAD.r) / 2, y: H - 6, "text-anchor": "middle" }, svg, spec.xlabel);
@@ -132,7 +147,7 @@
       };
       var pc = M.contrastProbability(q.group_size, q.p), cost = M.rolloutsPerInformativeGroup(q.group_size, q.p);
       return [
-        { title: "Contrast probability, eq (2)", xlabel: "pass rate p per attempt", ylabel: "P_c", ylim: [0, 1.02],
+        { title: "Contrast probability, eq (2)", xlabel: "pass rate p per attempt", ylabel: "P_c", ylim: [0, 1.02], legend: "bc",
           series: line(M.contrastProbability), marks: [{ x: q.p, y: pc, text: "P_c = " + M.pyFormat(pc, ".2f") }] },
         { title: "Cost of contrast G / P_c", xlabel: "pass rate p per attempt", ylabel: "rollouts per informative group",
           ylog: true, series: line(M.rolloutsPerInformativeGroup), legendRight: true,
@@ -164,7 +179,7 @@
         { title: "Accidental reward vs false rejection, eq (20)", xlabel: "trials K (all must pass)", ylabel: "probability", ylog: true,
           series: [{ x: ks, y: ks.map(function (k) { return M.allPassProbability(q.q_bad, k); }), color: COLORS.fail, label: "incorrect accepted" },
                    { x: ks, y: ks.map(function (k) { return 1 - M.allPassProbability(q.q_good, k); }), color: COLORS.pass, label: "correct rejected" }],
-          legendRight: true,
+          legend: "bl",
           marks: [{ x: q.trials, y: ab, text: "accept " + M.pyFormat(ab, ".2%"), color: COLORS.fail, below: true },
                   { x: q.trials, y: rg, text: "reject " + M.pyFormat(rg, ".2%"), color: COLORS.pass }] },
         { title: "Verification work, eq (21)", xlabel: "trials K", ylabel: "expected trials executed",
@@ -182,7 +197,7 @@
       var share = M.falseAcceptShare(q.rho, q.alpha, q.beta), n = fx.rollouts;
       return [
         { title: "False-accept share of rewards, eq (3)", xlabel: "policy pass rate rho", ylabel: "Pr(fail | accepted)",
-          xlog: true, ylim: [0, 1.02], legendRight: true,
+          xlog: true, ylim: [0, 1.02], legend: "tl",
           series: alphas.map(function (a, k) {
             return { x: rhos, y: rhos.map(function (r) { return M.falseAcceptShare(r, a, q.beta); }),
                      color: a === q.alpha ? COLORS.fail : SERIES[k % SERIES.length], width: a === q.alpha ? 2.6 : 1.1,
