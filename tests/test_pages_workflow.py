@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -116,9 +117,19 @@ print("chapter executed")
 
 
 @pytest.mark.slow
-def test_grading_chapter_runs_as_an_unprivileged_user(tmp_path):
+def test_grading_chapter_runs_as_an_unprivileged_user():
     """Chapter 6 (the exploit gallery and the all-pass rule measured through the sandbox) executes end to
     end as a user without root, and the local backend it uses runs in a user namespace."""
+    # pytest's own temp folder is private to its user; this one the unprivileged user can enter.
+    tmp_path = Path(tempfile.mkdtemp(prefix="rlvr-nonroot-"))
+    os.chmod(tmp_path, 0o755)
+    try:
+        _run_chapter_unprivileged(tmp_path)
+    finally:
+        shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def _run_chapter_unprivileged(tmp_path):
     python, env = _unprivileged_python(tmp_path)
     cmd = python + ["-c", _RUN_CHAPTER, str(ROOT / "book" / "06_verifier_isolation.ipynb"), str(ROOT / "book")]
     if os.geteuid() == 0:
