@@ -181,7 +181,7 @@ const wide = [];
 for (const el of document.querySelectorAll('.bd-main *')) {
   const r = el.getBoundingClientRect();
   if (r.width === 0 || r.right <= vw + 1 || getComputedStyle(el).visibility === 'hidden') continue;
-  if (onCanvasLayer(el)) continue;
+  if (onCanvasLayer(el) || el.closest('mjx-assistive-mml')) continue;  // (screen-reader copy, clipped by design)
   if (scrollsX(el)) continue;
   wide.push((el.tagName + '.' + (el.className && el.className.baseVal === undefined ? el.className : '')).slice(0, 80)
             + ' right=' + Math.round(r.right));

@@ -374,9 +374,17 @@
     if (!M) return;
     document.querySelectorAll(".rlvr-dashboard:not([data-rlvr-live])").forEach(function (root) { attach(root); });
   }
+  // The html-manager renders dashboards asynchronously and sets up each noUiSlider after inserting its DOM,
+  // so besides watching for new nodes, look again every 250 ms until every dashboard is wired (or 2 min).
   function start() {
     scan();
     new MutationObserver(function () { scan(); }).observe(document.body, { childList: true, subtree: true });
+    var tries = 0, timer = setInterval(function () {
+      scan();
+      tries += 1;
+      var pending = document.querySelectorAll(".rlvr-dashboard:not([data-rlvr-live])").length;
+      if ((pending === 0 && document.readyState === "complete" && tries > 20) || tries > 480) clearInterval(timer);
+    }, 250);
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
