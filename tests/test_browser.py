@@ -275,8 +275,9 @@ def test_sliders_recompute_on_the_static_page(site, browser, doc):
     browser.get(f"{site}/{doc}.html")
     state = _wait_for_widgets(browser)
     dashboards = browser.execute_script("return window.rlvrDashboards || []")
-    assert len(dashboards) == len(state["rendered"]), f"{doc}: {len(state['rendered'])} dashboards rendered, " \
-                                                      f"{len(dashboards)} wired to recompute"
+    # every saved widget view on the page is a dashboard, and every one must be wired to recompute
+    assert len(dashboards) == state["views"] == len(state["rendered"]), \
+        f"{doc}: {state['views']} saved dashboards, {len(state['rendered'])} rendered, {len(dashboards)} wired"
     for idx, dash in enumerate(dashboards):
         before = dict(dash["params"])
         handle, name = browser.execute_script(_MOVE, idx)
