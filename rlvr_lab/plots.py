@@ -96,7 +96,7 @@ def contrast_figure(group_size: int = 8, p: float = 0.05, group_sizes=(2, 8, 16)
     if np.isfinite(cost):
         _mark(ax2, p, cost, f"{cost:.1f} rollouts")
     ax1.set(xlabel="pass rate p per attempt", ylabel="P(group has a pass and a failure)", ylim=(0, 1.02),
-            title="Contrast probability")
+            title="Contrast probability, eq (2)")
     ax2.set(xlabel="pass rate p per attempt", ylabel="rollouts per informative group", yscale="log",
             title="Cost of contrast")
     ax1.legend(fontsize=8, loc="lower center")
@@ -124,7 +124,7 @@ def false_accept_figure(rho: float = 0.10, alpha: float = 0.025, beta: float = 1
     share = rewards.false_accept_share(rho, alpha, beta)
     _mark(ax1, rho, share, f"rho={rho:.3g}: {100 * share:.1f} % false", color=FAIL_COLOR)
     ax1.set(xscale="log", xlabel="policy pass rate rho (reference)", ylabel="Pr(fail | accepted)",
-            ylim=(0, 1.02), title="False-accept share of rewards")
+            ylim=(0, 1.02), title="False-accept share of rewards, eq (3)")
     ax1.legend(fontsize=8)
     n = 8192
     ax2.plot(rhos, n * rhos * beta, color=PASS_COLOR, lw=2, label="true accepts")
@@ -137,7 +137,7 @@ def false_accept_figure(rho: float = 0.10, alpha: float = 0.025, beta: float = 1
 
 
 def reward_weights_figure(w_format: float = 0.2, w_length: float = 0.3) -> Figure:
-    """The ordering bound of the composite score ``R = C + w_f F - w_l len`` (17.3.3).
+    """The ordering bound of the composite score ``R = C + λ_f F - λ_ℓ len`` (17.3.3, the book's eqs (4) and (5)).
 
     Left: the weight plane; the shaded triangle ``w_f + w_l < 1`` is where every pass outranks every
     failure, and (``w_format``, ``w_length``) is marked. Right: the score range of passes
@@ -149,13 +149,13 @@ def reward_weights_figure(w_format: float = 0.2, w_length: float = 0.3) -> Figur
     """
     fig, (ax1, ax2) = _figure()
     tri = np.array([[0, 0], [1, 0], [0, 1]])
-    ax1.fill(tri[:, 0], tri[:, 1], color=PASS_COLOR, alpha=0.2, label="w_f + w_l < 1: order kept")
+    ax1.fill(tri[:, 0], tri[:, 1], color=PASS_COLOR, alpha=0.2, label="λ_f + λ_ℓ < 1: order kept")
     ax1.plot([0, 1], [1, 0], color=PASS_COLOR, lw=1.5)
     ok = rewards.pass_outranks_failure(w_format, w_length)
     margin = rewards.ordering_margin(w_format, w_length)
     _mark(ax1, w_format, w_length, f"margin {margin:+.2f}", color=PASS_COLOR if ok else FAIL_COLOR)
-    ax1.set(xlim=(0, 1.2), ylim=(0, 1.2), xlabel="format weight w_f", ylabel="length weight w_l",
-            title="Weights that keep every pass above every failure")
+    ax1.set(xlim=(0, 1.2), ylim=(0, 1.2), xlabel="format weight λ_f", ylabel="length weight λ_ℓ",
+            title="Weights that keep every pass above every failure, eq (5)")
     ax1.legend(fontsize=8, loc="upper right")
     worst_pass = rewards.composite_reward(1, 0.0, 1.0, w_format, w_length)
     best_pass = rewards.composite_reward(1, 1.0, 0.0, w_format, w_length)
@@ -198,7 +198,7 @@ def all_pass_figure(trials: int = 3, q_bad: float = 0.20, q_good: float = 0.98, 
     rg = 1 - rewards.all_pass_probability(q_good, trials)
     _mark(ax1, trials, ab, f"K={trials}: accept {100 * ab:.2f} %", color=FAIL_COLOR, offset=(8, -18))
     _mark(ax1, trials, rg, f"reject {100 * rg:.2f} %", color=PASS_COLOR)
-    ax1.set(yscale="log", xlabel="trials K (all must pass)", ylabel="probability", title="Accidental reward vs false rejection")
+    ax1.set(yscale="log", xlabel="trials K (all must pass)", ylabel="probability", title="Accidental reward vs false rejection, eq (20)")
     ax1.legend(fontsize=8, loc="lower left")
     ax2.plot(ks, [rewards.expected_trials(q_bad, k) for k in ks], "o-", color=FAIL_COLOR, label="incorrect patch")
     ax2.plot(ks, [rewards.expected_trials(q_good, k) for k in ks], "s-", color=PASS_COLOR, label="correct patch")
@@ -207,7 +207,7 @@ def all_pass_figure(trials: int = 3, q_bad: float = 0.20, q_good: float = 0.98, 
           color=PASS_COLOR, offset=(-40, 10))
     _mark(ax2, trials, rewards.expected_trials(q_bad, trials), f"{rewards.expected_trials(q_bad, trials):.2f}",
           color=FAIL_COLOR, offset=(8, -16))
-    ax2.set(xlabel="trials K", ylabel="expected trials executed", title="Verification work (stop on first rejection)")
+    ax2.set(xlabel="trials K", ylabel="expected trials executed", title="Verification work (stop on first rejection), eq (21)")
     ax2.legend(fontsize=8, loc="upper left")
     return fig
 
@@ -237,7 +237,7 @@ def fork_figure(horizon: int = 30, continuations: int = 8, forks=(10, 20)) -> Fi
     _mark(ax1, horizon, m_all, f"{m_all:.0f}x", color=FAIL_COLOR, offset=(-30, 10))
     _mark(ax1, horizon, m_sel, f"forks {chosen}: {m_sel:.1f}x", color=PASS_COLOR, offset=(8, -18))
     ax1.set(yscale="log", xlabel="horizon H (turns)", ylabel="generated tokens / base trajectory",
-            title=f"Token multiple, M = {continuations}")
+            title=f"Token multiple, eq (11), M = {continuations}")
     ax1.legend(fontsize=8, loc="upper left")
     ms = np.arange(1, 201)
     se = [credit.standard_error_bound(m) for m in ms]
@@ -250,7 +250,7 @@ def fork_figure(horizon: int = 30, continuations: int = 8, forks=(10, 20)) -> Fi
           f"M={m}: {credit.standard_error_bound(m):.2f} / {credit.difference_standard_error_bound(m):.2f}",
           offset=(10, 12))
     ax2.set(xscale="log", xlabel="continuations M per fork", ylabel="standard error bound",
-            title="Sampling error of a fork value")
+            title="Sampling error of a fork value, eq (10)")
     ax2.legend(fontsize=8)
     return fig
 
@@ -283,7 +283,7 @@ def group_advantages_figure(group_rewards=(0.0, 1.0, 0.0), group_sizes=range(2, 
                      ha="center", fontsize=8)
     ax1.axhline(0, color="black", lw=0.8)
     ax1.margins(y=0.35)
-    ax1.set(xticks=idx, xlabel="rollout i", ylabel="coefficient A_i", title="Group-relative coefficients (eq 2)")
+    ax1.set(xticks=idx, xlabel="rollout i", ylabel="coefficient A_i", title="Group-relative coefficients, eq (12)")
     gs = np.array(list(group_sizes))
     coeffs = np.array([grpo.lone_pass_group_coefficients(int(g)) for g in gs])
     ax2.plot(gs, coeffs[:, 0], "o-", color=PASS_COLOR, ms=3, label="lone pass")
@@ -292,7 +292,7 @@ def group_advantages_figure(group_rewards=(0.0, 1.0, 0.0), group_sizes=range(2, 
     p16, f16 = grpo.lone_pass_group_coefficients(16)
     _mark(ax2, 16, p16, f"G=16: {p16:.2f}", color=PASS_COLOR, offset=(-70, 10))
     _mark(ax2, 16, f16, f"{f16:.2f}", color=FAIL_COLOR, offset=(8, -18))
-    ax2.set(xlabel="group size G", ylabel="coefficient", title="One pass among G (eq 3)")
+    ax2.set(xlabel="group size G", ylabel="coefficient", title="One pass among G, eq (13)")
     ax2.legend(fontsize=8)
     return fig
 
@@ -321,7 +321,7 @@ def clip_figure(eps_low: float = 0.2, eps_high: float = 0.2, p: float = 0.01) ->
     ax1.axvline(1 - eps_low, color=FAIL_COLOR, ls="--", lw=1)
     ax1.axvline(1 + eps_high, color=PASS_COLOR, ls="--", lw=1)
     ax1.set(xlabel="probability ratio r = pi / pi_old", ylabel="surrogate per unit |A|",
-            title=f"Clipped surrogate, eps_low={eps_low:g}, eps_high={eps_high:g}")
+            title=f"Clipped surrogate (14), eps_low={eps_low:g}, eps_high={eps_high:g}")
     ax1.legend(fontsize=8, loc="upper left")
     ps = np.logspace(-3, 0, 300)
     upper = np.array([grpo.clip_probability_bounds(x, eps_low, eps_high)[1] for x in ps])
@@ -332,7 +332,7 @@ def clip_figure(eps_low: float = 0.2, eps_high: float = 0.2, p: float = 0.01) ->
     top = grpo.clip_probability_bounds(p, eps_low, eps_high)[1]
     _mark(ax2, p, top, f"p={p:g}: +{top - p:.3g} headroom", offset=(10, -16))
     ax2.set(xscale="log", yscale="log", xlabel="current token probability p", ylabel="absolute probability",
-            title="Where the positive clip binds")
+            title="Where the positive clip binds, eq (24)")
     ax2.legend(fontsize=8, loc="upper left")
     return fig
 
@@ -356,7 +356,7 @@ def length_weights_figure(advantage: float = -1.0, lengths=(128, 512, 1024, 2048
     ax = fig.add_subplot(1, 1, 1)
     ax.grid(True, alpha=0.3, axis="y")
     x = np.arange(len(lengths))
-    ax.bar(x - 0.2, seq, width=0.4, color=FAIL_COLOR, label="per-sequence |A| / |o_i| (eq 4)")
+    ax.bar(x - 0.2, seq, width=0.4, color=FAIL_COLOR, label="per-sequence |A| / |o_i|, eq (17)")
     ax.bar(x + 0.2, const, width=0.4, color=NEUTRAL, label="constant denominator")
     ax.set_xticks(x, [f"{n:,}" for n in lengths])
     ratio = seq[0] / seq[-1]
@@ -386,7 +386,7 @@ def cycle_figure(horizon: int = 20, t_model: float = 0.12, t_tool: float = 0.08,
     cap = cycle_time.pool_capacity_per_hour(slots, cyc)
     _mark(ax1, t_reset, cap, f"reset {t_reset:g} s: {cap:,.0f}/h", offset=(10, -18))
     ax1.set(xscale="log", xlabel="reset time t_reset (s)", ylabel="pool capacity (episodes / hour)",
-            title=f"Cycle {cyc:.3f} s", ylim=(0, ceiling * 1.1))
+            title=f"Cycle, eq (25): {cyc:.3f} s", ylim=(0, ceiling * 1.1))
     ax1.legend(fontsize=8, loc="lower left")
     parts = [("model", horizon * t_model, "#219ebc"), ("tool", horizon * t_tool, "#8ecae6"),
              ("assess", t_assess, ACCENT), ("reset", t_reset, FAIL_COLOR)]
@@ -442,7 +442,7 @@ def staleness_figure(step_s: float = 30.0, max_lag: int = 2, ages=(20.0, 60.0, 1
     f = admitted_fraction(step_s, max_lag, ages_a, w)
     _mark(ax1, step_s, f, f"{100 * f:.0f} % admitted", offset=(10, -18))
     ax1.set(xlabel="trainer step time T_step (s)", ylabel="admitted fraction", ylim=(0, 1.05),
-            title="Admission under a staleness bound")
+            title="Admission under a staleness bound, eq (27)")
     ax1.legend(fontsize=8, loc="lower right")
     lags = [cycle_time.version_lag(a, step_s) for a in ages_a]
     colors = [PASS_COLOR if cycle_time.admit(a, step_s, max_lag) else FAIL_COLOR for a in ages_a]
@@ -493,7 +493,7 @@ def verifier_pool_figure(arrival_per_s: float = 32.0, trials: int = 3, trial_s: 
                  color=color, ls=ls, lw=2, label=label)
     w = cycle_time.verifier_workers(arrival_per_s, trials, trial_s, target_utilization)
     _mark(ax1, target_utilization, w, f"{w:,} workers")
-    ax1.set(xlabel="target utilisation", ylabel="workers to provision", title=f"lambda = {arrival_per_s:g}/s, "
+    ax1.set(xlabel="target utilisation", ylabel="workers to provision", title=f"Eq (28): lambda = {arrival_per_s:g}/s, "
             f"t_v = {trial_s:g} s")
     ax1.legend(fontsize=8)
     names = ["1 trial", f"{trials} trials", "stop-first", f"/ {target_utilization:g}"]
@@ -637,3 +637,12 @@ def recorded_pass_at_k_figure(result: dict | None = None) -> Figure:
     ax2.set(xscale="log", xticks=ks, xticklabels=[str(k) for k in ks], xlabel="k",
             ylabel="trained - base", title="gain by k (95 % t over seeds)")
     return fig
+
+
+def __getattr__(name: str):
+    """``plots.rollout_roles_figure`` and the other figures of :mod:`rlvr_lab.chapter_figures` (imported lazily)."""
+    from rlvr_lab import chapter_figures
+
+    if name in {f.__name__ for f in chapter_figures.FIGURES}:
+        return getattr(chapter_figures, name)
+    raise AttributeError(f"module 'rlvr_lab.plots' has no attribute {name!r}")

@@ -25,6 +25,7 @@ Sections: 17.5.4 (:func:`contrast_explorer`), 17.5.2 and 17.8.3 (:func:`clip_exp
 from __future__ import annotations
 
 import html
+import json
 from typing import Callable
 
 import ipywidgets as w
@@ -32,7 +33,8 @@ import ipywidgets as w
 from rlvr_lab import credit, cycle_time, plots, rewards
 
 _STYLE = {"description_width": "150px"}
-_LAYOUT = w.Layout(width="380px")
+# Sliders take the container's width (up to 460 px), so the value beside each stays visible on a phone.
+_LAYOUT = dict(width="100%", max_width="460px")
 
 
 class Dashboard(w.VBox):
@@ -45,21 +47,35 @@ class Dashboard(w.VBox):
     """
 
     def __init__(self, title: str, controls: dict, compute: Callable[..., dict], draw: Callable,
-                 formats: dict | None = None, extra_html: Callable[..., str] | None = None):
+                 formats: dict | None = None, extra_html: Callable[..., str] | None = None,
+                 kind: str | None = None, fixed: dict | None = None, note: str | None = None):
         self.controls = controls
+        self.kind = kind
+        """The dashboard's name in ``book/_static/rlvr-math.js`` (which recomputes it on the static site)."""
+        self.fixed = dict(fixed or {})
+        """Parameters that are not sliders (JSON-serialisable); the static page's recomputation needs them."""
         self.numbers: dict = {}
         self.updates = 0
         self._compute, self._draw = compute, draw
         self._formats = formats or {}
         self._extra_html = extra_html
-        self.readout = w.HTML(layout=w.Layout(min_width="320px"))
+        self.readout = w.HTML(layout=w.Layout(flex="1 1 260px", max_width="100%"))
         self.image = w.Image(format="png", layout=w.Layout(max_width="100%", height="auto"))
-        header = w.HTML(f"<b>{html.escape(title)}</b>")
-        body = w.HBox([w.VBox(list(controls.values())), self.readout],
-                      layout=w.Layout(flex_flow="row wrap", align_items="flex-start"))
-        super().__init__([header, body, self.image], layout=w.Layout(border="1px solid #ddd", padding="6px"))
+        header = w.HTML(f"<b>{html.escape(title)}</b>" + (f"<div class='rlvr-note'>{html.escape(note)}</div>"
+                                                           if note else ""))
+        sliders = w.VBox(list(controls.values()), layout=w.Layout(flex="1 1 300px", max_width="100%"))
+        body = w.HBox([sliders, self.readout], layout=w.Layout(flex_flow="row wrap", align_items="flex-start",
+                                                                max_width="100%"))
+        super().__init__([header, body, self.image], layout=w.Layout(border="1px solid #ddd", padding="6px",
+                                                                      max_width="100%"))
         self.add_class("rlvr-dashboard")
-        for control in controls.values():
+        if kind:
+            self.add_class(f"rlvr-kind-{kind}")
+        for name, control in controls.items():
+            control.add_class("rlvr-ctl")
+            control.add_class(f"rlvr-ctl-{name}")
+            if isinstance(control, w.FloatLogSlider):
+                control.add_class("rlvr-log")
             control.observe(self._refresh, names="value")
         self._refresh()
 
@@ -71,12 +87,14 @@ class Dashboard(w.VBox):
         params = self.params()
         self.numbers = self._compute(**params)
         self.updates += 1
-        rows = "".join(f"<tr><td style='padding:1px 10px 1px 0'>{html.escape(label)}</td>"
-                       f"<td style='text-align:right'><b>{html.escape(self._format(label, value))}</b></td></tr>"
+        rows = "".join(f"<tr><td>{html.escape(label)}</td><td data-value='{_raw(value)}'>"
+                       f"<b>{html.escape(self._format(label, value))}</b></td></tr>"
                        for label, value in self.numbers.items())
         extra = self._extra_html(**params) if self._extra_html else ""
-        self.readout.value = f"<table class='rlvr-readout'>{rows}</table>{extra}"
-        self.image.value = plots.png_bytes(self._draw(**params), dpi=80)
+        spec = html.escape(json.dumps({"kind": self.kind, "fixed": self.fixed, "formats": self._formats}), quote=True)
+        self.readout.value = f"<table class='rlvr-readout' data-rlvr='{spec}'>{rows}</table>{extra}"
+        # 100 dpi: the smallest figure text (8 pt) is 11 px at natural size, readable when a phone scrolls it.
+        self.image.value = plots.png_bytes(self._draw(**params), dpi=100)
 
     def _format(self, label: str, value) -> str:
         spec = self._formats.get(label)
@@ -89,6 +107,15 @@ class Dashboard(w.VBox):
         return f"{value:.4g}"
 
 
+def _raw(value) -> str:
+    """A readout value as the static page's recomputation writes it (full precision, for the tests)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(float(value)) if isinstance(value, float) else str(value)
+    return html.escape(str(value), quote=True)
+
+
 def _check(name: str, value, lo, hi):
     if not lo <= value <= hi:
         raise ValueError(f"{name} must be in [{lo}, {hi}] (the slider's range), got {value!r}")
@@ -99,19 +126,19 @@ def _float(name: str, value: float, lo: float, hi: float, step: float, label: st
            fmt: str = ".3f") -> w.FloatSlider:
     _check(name, value, lo, hi)
     return w.FloatSlider(value=value, min=lo, max=hi, step=step, description=label or name,
-                         continuous_update=False, readout_format=fmt, style=_STYLE, layout=_LAYOUT)
+                         continuous_update=False, readout_format=fmt, style=_STYLE, layout=w.Layout(**_LAYOUT))
 
 
 def _int(name: str, value: int, lo: int, hi: int, label: str | None = None) -> w.IntSlider:
     _check(name, value, lo, hi)
     return w.IntSlider(value=value, min=lo, max=hi, step=1, description=label or name,
-                       continuous_update=False, style=_STYLE, layout=_LAYOUT)
+                       continuous_update=False, style=_STYLE, layout=w.Layout(**_LAYOUT))
 
 
 def _log(name: str, value: float, lo_exp: float, hi_exp: float, label: str | None = None) -> w.FloatLogSlider:
     _check(name, value, 10 ** lo_exp, 10 ** hi_exp)
     return w.FloatLogSlider(value=value, base=10, min=lo_exp, max=hi_exp, step=0.01, description=label or name,
-                            continuous_update=False, readout_format=".3g", style=_STYLE, layout=_LAYOUT)
+                            continuous_update=False, readout_format=".3g", style=_STYLE, layout=w.Layout(**_LAYOUT))
 
 
 def contrast_explorer(group_size: int = 8, p: float = 0.05) -> Dashboard:
@@ -132,9 +159,9 @@ def contrast_explorer(group_size: int = 8, p: float = 0.05) -> Dashboard:
 
     controls = {"group_size": _int("group_size", group_size, 1, 64, "group size G"),
                 "p": _float("p", p, 0.0, 1.0, 0.01, "pass rate p", ".2f")}
-    return Dashboard("Contrast: how often a group carries a gradient", controls, compute,
+    return Dashboard("Contrast: how often a group carries a gradient, eq (2)", controls, compute,
                      lambda group_size, p: plots.contrast_figure(group_size, p),
-                     formats={"rollouts per informative group": ".1f"})
+                     formats={"rollouts per informative group": ".1f"}, kind="contrast")
 
 
 def clip_explorer(eps_low: float = 0.2, eps_high: float = 0.2, p: float = 0.01) -> Dashboard:
@@ -166,8 +193,8 @@ def clip_explorer(eps_low: float = 0.2, eps_high: float = 0.2, p: float = 0.01) 
     controls = {"eps_low": _float("eps_low", eps_low, 0.01, 0.5, 0.01, "eps_low", ".2f"),
                 "eps_high": _float("eps_high", eps_high, 0.0, 0.5, 0.01, "eps_high", ".2f"),
                 "p": _log("p", p, -3, 0, "token probability p")}
-    return Dashboard("Clipping: where the incentive stops", controls, compute,
-                     lambda eps_low, eps_high, p: plots.clip_figure(eps_low, eps_high, p))
+    return Dashboard("Clipping: where the incentive stops, eqs (14) and (24)", controls, compute,
+                     lambda eps_low, eps_high, p: plots.clip_figure(eps_low, eps_high, p), kind="clip")
 
 
 def all_pass_explorer(trials: int = 3, q_bad: float = 0.20, q_good: float = 0.98) -> Dashboard:
@@ -190,9 +217,10 @@ def all_pass_explorer(trials: int = 3, q_bad: float = 0.20, q_good: float = 0.98
     controls = {"trials": _int("trials", trials, 1, 10, "trials K"),
                 "q_bad": _float("q_bad", q_bad, 0.0, 1.0, 0.01, "q incorrect patch", ".2f"),
                 "q_good": _float("q_good", q_good, 0.0, 1.0, 0.01, "q correct patch", ".2f")}
-    return Dashboard("All-pass rule: accidental reward against false rejection", controls, compute,
+    return Dashboard("All-pass rule: accidental reward against false rejection, eqs (20) and (21)", controls,
+                     compute,
                      lambda trials, q_bad, q_good: plots.all_pass_figure(trials, q_bad, q_good),
-                     formats={"incorrect patch accepted": ".3%", "correct patch rejected": ".2%"})
+                     formats={"incorrect patch accepted": ".3%", "correct patch rejected": ".2%"}, kind="all_pass")
 
 
 def false_accept_explorer(rho: float = 0.10, alpha: float = 0.025, beta: float = 1.0,
@@ -214,10 +242,11 @@ def false_accept_explorer(rho: float = 0.10, alpha: float = 0.025, beta: float =
     controls = {"rho": _log("rho", rho, -3, 0, "pass rate rho"),
                 "alpha": _log("alpha", alpha, -3, 0, "false accept alpha"),
                 "beta": _float("beta", beta, 0.05, 1.0, 0.01, "true accept beta", ".2f")}
-    return Dashboard("False accepts among rewarded rollouts", controls, compute,
+    return Dashboard("False accepts among rewarded rollouts, eq (3)", controls, compute,
                      lambda rho, alpha, beta: plots.false_accept_figure(rho, alpha, beta),
                      formats={"false-accept share": ".1%", f"true accepts in {rollouts:,}": ",.2f",
-                              f"false accepts in {rollouts:,}": ",.2f"})
+                              f"false accepts in {rollouts:,}": ",.2f"},
+                     kind="false_accept", fixed={"rollouts": rollouts})
 
 
 SCORE_TABLE = (
@@ -252,11 +281,13 @@ def reward_weights_explorer(w_format: float = 0.2, w_length: float = 0.3) -> Das
         return ("<table class='rlvr-readout' style='margin-top:6px;font-size:90%'><tr><th>rollout</th><th>C</th>"
                 f"<th>F</th><th>len</th></tr>{rows}</table>")
 
-    controls = {"w_format": _float("w_format", w_format, 0.0, 1.0, 0.01, "format weight w_f", ".2f"),
-                "w_length": _float("w_length", w_length, 0.0, 1.0, 0.01, "length weight w_l", ".2f")}
-    return Dashboard("Reward composition: does every pass still outrank every failure?", controls, compute,
+    controls = {"w_format": _float("w_format", w_format, 0.0, 1.0, 0.01, "format weight λ_f", ".2f"),
+                "w_length": _float("w_length", w_length, 0.0, 1.0, 0.01, "length weight λ_ℓ", ".2f")}
+    return Dashboard("Reward composition, eqs (4) and (5): does every pass still outrank every failure?", controls,
+                     compute,
                      lambda w_format, w_length: plots.reward_weights_figure(w_format, w_length),
-                     formats={"ordering margin": "+.2f"}, extra_html=table)
+                     formats={"ordering margin": "+.2f"}, extra_html=table,
+                     kind="reward_weights", fixed={"score_table": [list(row) for row in SCORE_TABLE]})
 
 
 def fork_explorer(horizon: int = 30, tokens_per_turn: int = 512, continuations: int = 8,
@@ -294,7 +325,8 @@ def fork_explorer(horizon: int = 30, tokens_per_turn: int = 512, continuations: 
     def draw(horizon, tokens_per_turn, continuations, forks):
         return plots.fork_figure(horizon, continuations, plots._even_forks(horizon, forks))
 
-    return Dashboard("Continuation sampling: what a fork schedule costs and resolves", controls, compute, draw,
+    return Dashboard("Continuation sampling, eqs (10) and (11): what a fork schedule costs and resolves", controls,
+                     compute, draw, kind="fork",
                      formats={"multiple, every boundary": ".1f", "multiple, chosen forks": ".1f",
                               "chosen fork turns": "s"})
 
@@ -325,8 +357,8 @@ def cycle_explorer(horizon: int = 20, t_model: float = 0.12, t_tool: float = 0.0
                 "t_assess": _float("t_assess", t_assess, 0.0, 10.0, 0.1, "assess s", ".1f"),
                 "t_reset": _log("t_reset", t_reset, -3, 1.3, "reset s"),
                 "slots": _int("slots", slots, 1, 1024, "slots")}
-    return Dashboard("Environment cycle: what a faster reset buys", controls, compute,
-                     lambda **kw: plots.cycle_figure(**kw),
+    return Dashboard("Environment cycle, eq (25): what a faster reset buys", controls, compute,
+                     lambda **kw: plots.cycle_figure(**kw), kind="cycle",
                      formats={"cycle time (s)": ".3f", "reset share of cycle": ".1%",
                               "capacity (episodes/h)": ",.0f", "zero-reset ceiling (episodes/h)": ",.0f"})
 
@@ -352,8 +384,9 @@ def staleness_explorer(step_s: float = 30.0, max_lag: int = 2, ages=(20.0, 60.0,
 
     controls = {"step_s": _float("step_s", step_s, 5.0, 250.0, 1.0, "trainer step s", ".0f"),
                 "max_lag": _int("max_lag", max_lag, 0, 8, "lag bound")}
-    return Dashboard("Staleness: which rollouts a lag bound admits", controls, compute,
+    return Dashboard("Staleness, eq (27): which rollouts a lag bound admits", controls, compute,
                      lambda step_s, max_lag: plots.staleness_figure(step_s, max_lag, ages, weights),
+                     kind="staleness", fixed={"ages": list(ages), "weights": list(weights)},
                      formats={"admitted fraction": ".1%"})
 
 
@@ -389,10 +422,11 @@ def verifier_pool_explorer(arrival_per_s: float = 32.0, trials: int = 3, trial_s
                                              "target utilisation", ".2f"),
                 "incorrect_share": _float("incorrect_share", incorrect_share, 0.0, 1.0, 0.05,
                                           "incorrect share", ".2f")}
-    return Dashboard("Verifier pool: workers to provision", controls, compute,
+    return Dashboard("Verifier pool, eq (28): workers to provision", controls, compute,
                      lambda **kw: plots.verifier_pool_figure(**kw, q_incorrect=q_incorrect, q_correct=q_correct),
                      formats={"busy workers, 1 trial": ",.0f", "busy workers, all K": ",.0f",
-                              "expected trials (mixture)": ".3f"})
+                              "expected trials (mixture)": ".3f"},
+                     kind="verifier_pool", fixed={"q_incorrect": float(q_incorrect), "q_correct": float(q_correct)})
 
 
 ALL = (contrast_explorer, clip_explorer, all_pass_explorer, false_accept_explorer, reward_weights_explorer,

@@ -91,3 +91,87 @@ def test_launch_buttons_repository_button_and_bibliography(book):
     cited = [doc for doc in toc_files() if 'class="reference internal" href="' in _page(book, doc).read_text()
              and "bibtex" in _page(book, doc).read_text()]
     assert cited, "no page cites the bibliography"
+
+
+# A cell draws a figure when it calls one of rlvr_lab.plots' figure functions or matplotlib directly.
+_DRAWS = re.compile(r"\bplots\.\w+_figure\(|\bplt\.|\.subplots\(|\.savefig\(")
+
+
+def test_every_figure_reaches_the_page(book):
+    """Each cell that draws a figure has a PNG output in the executed notebook, and the page shows as many
+    notebook figures as the notebook holds (pyplot under Agg would leave the output empty)."""
+    executed = book.html.parent / "jupyter_execute"
+    total = 0
+    for doc in toc_files():
+        if source_of(doc).suffix != ".ipynb":
+            continue
+        nb = nbformat.read(executed / f"{doc}.ipynb", as_version=4)
+        pngs = 0
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            images = sum("image/png" in out.get("data", {}) for out in cell.get("outputs", []))
+            if _DRAWS.search(cell.source) and "remove-output" not in cell.metadata.get("tags", []):
+                assert images >= 1, f"{doc}, cell {i} ({cell.get('id')}) draws a figure but has no image output"
+            pngs += images
+        shown = re.findall(r'<img[^>]+src="\.\./_images/[^"]+\.png"', _page(book, doc).read_text())
+        assert len(shown) == pngs, f"{doc}: the notebook has {pngs} figure(s), the page shows {len(shown)}"
+        total += pngs
+    assert total >= 14, f"only {total} figures in the whole book"
+
+
+def test_notebooks_validate_with_stable_cell_ids():
+    """nbformat.validate passes without a warning (cell ids present) for the book, the labs and the exercises."""
+    import warnings
+
+    paths = [source_of(doc) for doc in toc_files() if source_of(doc).suffix == ".ipynb"]
+    paths += sorted((ROOT / "labs").rglob("*.ipynb"))
+    assert len(paths) >= 10 + 5 + 16
+    for path in paths:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            nb = nbformat.read(path, as_version=4)
+            nbformat.validate(nb)
+        ids = [c.get("id") for c in nb.cells]
+        assert all(ids) and len(set(ids)) == len(ids), f"{path.name}: missing or repeated cell ids"
+        assert not any(re.fullmatch(r"[0-9a-f]{8}", i) for i in ids), \
+            f"{path.name}: random cell ids (write stable ones, e.g. c00, c01, ...)"
+
+
+def test_lab_and_exercise_generators_write_stable_valid_ids(tmp_path):
+    """The generators of the lab and exercise notebooks write valid notebooks with the same ids every run."""
+    import importlib.util
+    import warnings
+
+    def load(path):
+        spec = importlib.util.spec_from_file_location(path.stem + "_under_test", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    labs = load(ROOT / "labs" / "build_labs.py")
+    built = [nbformat.from_dict(labs.notebook(cells)) for cells in labs.LABS.values()]
+    exercises = load(ROOT / "labs" / "exercises" / "build_notebooks.py")
+    first = exercises.write_all(str(tmp_path / "a"))
+    second = exercises.write_all(str(tmp_path / "b"))
+    assert len(first) == len(second) >= 16
+    for a, b in zip(first, second):
+        ids_a = [c["id"] for c in nbformat.read(a, as_version=4).cells]
+        assert ids_a == [c["id"] for c in nbformat.read(b, as_version=4).cells], f"{a}: ids change between runs"
+        built.append(nbformat.read(a, as_version=4))
+    for nb in built:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            nbformat.validate(nb)
+        ids = [c["id"] for c in nb.cells]
+        assert all(ids) and len(set(ids)) == len(ids)
+
+
+def test_one_citation_style_author_year(book):
+    """The text cites author-year, and the bibliography is labelled the same way (not [1], [2], ...)."""
+    html = _page(book, "book/10_fallacies_summary_reading").read_text()
+    labels = re.findall(r'<span class="label"><span class="fn-bracket">\[</span>(?:<a[^>]*>)?([^<]+)', html)
+    assert len(labels) >= 20, f"bibliography not found ({len(labels)} labels)"
+    assert all(re.fullmatch(r".+, (\d{4}[a-z]?|n\.d\.)", label) for label in labels), labels[:5]
+    cited = re.findall(r'class="reference internal" href="[^"]*#id\d+"><span>([^<]+)</span>', html)
+    assert all(not c.strip("[]").isdigit() for c in cited), cited[:5]

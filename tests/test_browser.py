@@ -1,10 +1,15 @@
 """The built book in a real browser: headless Chromium opens every page of the site and finds no
 JavaScript error or failed request, every saved widget rendered (its DOM present, sized, with its
-figure loaded), every figure loaded, and no request leaving the site. Screenshots of every page are
-kept in artifacts/screenshots/."""
+figure loaded), every figure loaded, and no request leaving the site. Then, on the static page, one slider
+of every dashboard is moved and its readout must become what rlvr_lab computes for the new settings
+(nine dashboards of nine), with the figure redrawn. At 390 px (a phone) and 1280 px no page overflows
+sideways, figure text stays >= 9 px, and no display equation is clipped. Full-page screenshots of every
+page at both widths are kept in artifacts/screenshots/ (DOC@390.png, DOC@1280.png)."""
 
 import base64
 import functools
+import inspect
+import math
 import http.server
 import shutil
 import threading
@@ -20,6 +25,12 @@ CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "goog
                 None)
 DRIVER = shutil.which("chromedriver")
 SHOTS = ROOT / "artifacts" / "screenshots"
+WIDTHS = (390, 1280)
+# The smallest text in the book's figures is 8 pt at 100 dpi (11.1 px at natural size); at a display scale
+# of 0.82 it is 9.1 px. The static page's own SVG panels use 11 px text in a 380-unit-wide viewBox.
+MIN_IMG_SCALE = 0.82
+SVG_FONT, SVG_WIDTH = 11.0, 380.0
+KINDS_MOVED: set = set()
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
          "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
          "--disable-default-apps", "--window-size=1280,1000"]
@@ -106,7 +117,6 @@ def test_page_renders_in_chromium(site, browser, doc):
             break
         time.sleep(0.5)
     time.sleep(0.5)
-    _screenshot(browser, doc)
 
     errors = browser.execute_script("return window.__rlvrErrors || []")
     severe = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
@@ -128,14 +138,200 @@ def test_page_renders_in_chromium(site, browser, doc):
     assert not outside, f"{doc}: requests leaving the site (no CDN allowed): {outside[:5]}"
 
 
-def _screenshot(browser, doc):
-    """Full-page PNG: widen the viewport to the page's height, capture, restore."""
+def _screenshot(browser, doc, width):
+    """Full-page PNG at ``width`` CSS px: size the viewport to the page's height, capture, restore."""
     SHOTS.mkdir(parents=True, exist_ok=True)
+    _set_width(browser, width)
     height = min(int(browser.execute_script("return document.documentElement.scrollHeight")), 16000)
     browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                            {"width": 1280, "height": height, "deviceScaleFactor": 1, "mobile": False})
+                            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
     try:
         shot = browser.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
     finally:
-        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-    (SHOTS / (doc.replace("/", "__") + ".png")).write_bytes(base64.b64decode(shot["data"]))
+        _set_width(browser, width)
+    (SHOTS / f"{doc.replace('/', '__')}@{width}.png").write_bytes(base64.b64decode(shot["data"]))
+
+
+def _set_width(browser, width):
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600})
+    time.sleep(0.4)  # let layout (and MathJax's re-layout) settle
+
+
+# Elements wider than the viewport that are not inside a box that scrolls sideways, and display equations
+# that are cut off (wider than their box without a scrollable ancestor), and figure text scale.
+_LAYOUT = """
+const vw = document.documentElement.clientWidth;
+function scrollsX(el) {
+  for (let e = el.parentElement; e && e !== document.body; e = e.parentElement) {
+    const o = getComputedStyle(e).overflowX;
+    if ((o === 'auto' || o === 'scroll') && e.getBoundingClientRect().right <= vw + 1) return true;
+  }
+  return false;
+}
+// Off-canvas drawers (the theme's sidebars on a phone) sit in fixed layers outside the page flow.
+function onCanvasLayer(el) {
+  for (let e = el; e && e !== document.body; e = e.parentElement) {
+    if (getComputedStyle(e).position === 'fixed') return true;
+  }
+  return false;
+}
+const page = {scrollWidth: document.documentElement.scrollWidth, vw: vw};
+const wide = [];
+for (const el of document.querySelectorAll('.bd-main *')) {
+  const r = el.getBoundingClientRect();
+  if (r.width === 0 || r.right <= vw + 1 || getComputedStyle(el).visibility === 'hidden') continue;
+  if (onCanvasLayer(el) || el.closest('mjx-assistive-mml')) continue;  // (screen-reader copy, clipped by design)
+  if (scrollsX(el)) continue;
+  wide.push((el.tagName + '.' + (el.className && el.className.baseVal === undefined ? el.className : '')).slice(0, 80)
+            + ' right=' + Math.round(r.right));
+}
+const eqs = Array.from(document.querySelectorAll('mjx-container[display="true"]')).filter(m => !m.parentElement.closest('mjx-container')).map(m => {
+  const box = m.closest('div.math') || m.parentElement;
+  const ov = getComputedStyle(m).overflowX, bov = getComputedStyle(box).overflowX;
+  const scrollable = ['auto', 'scroll'].includes(ov) || ['auto', 'scroll'].includes(bov);
+  const overflows = m.scrollWidth > m.clientWidth + 2 || box.scrollWidth > box.clientWidth + 2;
+  return {label: (box.id || (box.querySelector('.eqno') || {}).textContent || m.textContent.slice(0, 40)),
+          overflows: overflows, scrollable: scrollable};
+});
+const imgs = Array.from(document.querySelectorAll('.cell_output img, .rlvr-dashboard img'))
+  .filter(i => i.offsetParent !== null && i.naturalWidth > 0)
+  .map(i => ({src: (i.getAttribute('src') || '').slice(0, 60), scale: i.getBoundingClientRect().width / i.naturalWidth}));
+const svgs = Array.from(document.querySelectorAll('svg.rlvr-panel')).map(s => s.getBoundingClientRect().width);
+return {page: page, wide: wide.slice(0, 10), eqs: eqs, imgs: imgs, svgs: svgs};
+"""
+
+
+def _check_layout(browser, doc, width):
+    got = browser.execute_script(_LAYOUT)
+    page = got["page"]
+    assert page["scrollWidth"] <= page["vw"] + 1, \
+        f"{doc} at {width} px: the page scrolls sideways ({page['scrollWidth']} > {page['vw']}): {got['wide']}"
+    assert not got["wide"], f"{doc} at {width} px: elements wider than the viewport: {got['wide']}"
+    clipped = [e["label"] for e in got["eqs"] if e["overflows"] and not e["scrollable"]]
+    assert not clipped, f"{doc} at {width} px: display equations cut off: {clipped}"
+    # Long equations are written over several lines, so none needs its scroll box, even on a phone.
+    squeezed = [e["label"] for e in got["eqs"] if e["overflows"]]
+    assert not squeezed, f"{doc} at {width} px: display equations wider than the text column: {squeezed}"
+    # On a phone figures keep their natural scale and scroll sideways; a desktop column fits them whole.
+    small = [i for i in got["imgs"] if i["scale"] < MIN_IMG_SCALE] if width < 600 else []
+    assert not small, f"{doc} at {width} px: figures shrunk below a 9 px text size: {small[:3]}"
+    tiny = [wd for wd in got["svgs"] if wd * SVG_FONT / SVG_WIDTH < 9.0]
+    assert not tiny, f"{doc} at {width} px: redrawn panels with text under 9 px (widths {tiny})"
+    return got
+
+
+@pytest.mark.parametrize("doc", _pages())
+def test_page_fits_phone_and_desktop_widths(site, browser, doc):
+    browser.get(f"{site}/{doc}.html")
+    _wait_for_widgets(browser)
+    problems = []
+    for width in WIDTHS:
+        _screenshot(browser, doc, width)  # first, so the artifact exists when a check fails
+        try:
+            _check_layout(browser, doc, width)
+        except AssertionError as exc:
+            problems.append(str(exc).split("\nassert")[0])
+    browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert not problems, "\n".join(problems)
+
+
+def _wait_for_widgets(browser, seconds=45):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        state = browser.execute_script(_WIDGET_STATE)
+        live = browser.execute_script("return (window.rlvrDashboards || []).length")
+        done = len(state["rendered"]) >= state["views"] and all(r["img"] > 0 for r in state["rendered"])
+        if done and live >= len(state["rendered"]) and browser.execute_script("return document.readyState") == "complete":
+            return state
+        time.sleep(0.3)
+    return browser.execute_script(_WIDGET_STATE)
+
+
+def _library_numbers(kind, params, fixed):
+    """The readout rlvr_lab's own Dashboard shows for ``params`` (the dashboard built as on the page)."""
+    from rlvr_lab import widgets
+
+    make = getattr(widgets, f"{kind}_explorer")
+    accepted = inspect.signature(make).parameters
+    d = make(**{k: v for k, v in {**fixed, **params}.items() if k in accepted})
+    return {label: (value, d._format(label, value)) for label, value in d.numbers.items()}
+
+
+_MOVE = """
+const idx = arguments[0];
+const root = document.querySelector('.rlvr-dashboard[data-rlvr-index="' + idx + '"]');
+const ctl = root.querySelector('.rlvr-ctl');
+const handle = ctl.querySelector('.noUi-handle');
+handle.scrollIntoView({block: 'center'});
+return [handle, Array.from(ctl.classList).filter(c => c.startsWith('rlvr-ctl-'))[0].slice(9)];
+"""
+
+
+@pytest.mark.parametrize("doc", _pages())
+def test_sliders_recompute_on_the_static_page(site, browser, doc):
+    from selenium.webdriver.common.keys import Keys
+
+    browser.get(f"{site}/{doc}.html")
+    state = _wait_for_widgets(browser)
+    dashboards = browser.execute_script("return window.rlvrDashboards || []")
+    # every saved widget view on the page is a dashboard, and every one must be wired to recompute
+    assert len(dashboards) == state["views"] == len(state["rendered"]), \
+        f"{doc}: {state['views']} saved dashboards, {len(state['rendered'])} rendered, {len(dashboards)} wired"
+    for idx, dash in enumerate(dashboards):
+        before = dict(dash["params"])
+        handle, name = browser.execute_script(_MOVE, idx)
+        handle.send_keys(Keys.ARROW_RIGHT)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            dash = browser.execute_script("return window.rlvrDashboards[arguments[0]]", idx)
+            if dash["updates"] > 0:
+                break
+            time.sleep(0.2)
+        if dash["params"][name] == before[name]:  # the slider sat at its maximum: move it down instead
+            handle.send_keys(Keys.ARROW_LEFT, Keys.ARROW_LEFT)
+            time.sleep(0.5)
+            dash = browser.execute_script("return window.rlvrDashboards[arguments[0]]", idx)
+        assert dash["updates"] > 0 and dash["params"][name] != before[name], \
+            f"{doc}: moving {dash['kind']}'s {name} slider recomputed nothing"
+        shown = browser.execute_script("""
+            const root = document.querySelector('.rlvr-dashboard[data-rlvr-index="' + arguments[0] + '"]');
+            const ctl = root.querySelector('.rlvr-ctl');
+            const cells = Array.from(root.querySelectorAll('table.rlvr-readout[data-rlvr] tr')).map(tr =>
+                [tr.children[0].textContent, tr.children[1].getAttribute('data-value'), tr.children[1].textContent]);
+            const img = root.querySelector('img');
+            return {slider: ctl.querySelector('.widget-readout').textContent, cells: cells,
+                    panels: root.querySelectorAll('.rlvr-live-figure svg.rlvr-panel').length,
+                    marks: Array.from(root.querySelectorAll('.rlvr-live-figure .rlvr-mark-label')).map(t => t.textContent),
+                    pngHidden: img ? getComputedStyle(img).display === 'none' : true};
+        """, idx)
+        # the value the widget itself shows beside the slider agrees with what was recomputed
+        assert math.isclose(float(shown["slider"].replace(",", "")), dash["params"][name], rel_tol=0.01, abs_tol=0.006), \
+            f"{doc}: {name} slider shows {shown['slider']}, recomputed at {dash['params'][name]}"
+        want = _library_numbers(dash["kind"], dash["params"], _fixed(browser, idx))
+        assert [c[0] for c in shown["cells"]] == list(want), f"{doc}: {dash['kind']} readout labels differ"
+        for label, raw, text in shown["cells"]:
+            value, text_want = want[label]
+            assert text == text_want, f"{doc}: {dash['kind']} {label} shows {text!r}, rlvr_lab gives {text_want!r}"
+            if isinstance(value, float) and math.isfinite(value):
+                assert math.isclose(float(raw), value, rel_tol=1e-9, abs_tol=1e-15), f"{doc}: {label} {raw} != {value}"
+        assert shown["panels"] >= 1 and shown["pngHidden"] and shown["marks"], \
+            f"{doc}: {dash['kind']}'s figure was not redrawn"
+        KINDS_MOVED.add(dash["kind"])
+
+
+def _fixed(browser, idx):
+    import json
+
+    spec = browser.execute_script("""
+        const root = document.querySelector('.rlvr-dashboard[data-rlvr-index="' + arguments[0] + '"]');
+        return root.querySelector('table.rlvr-readout[data-rlvr]').getAttribute('data-rlvr');""", idx)
+    return json.loads(spec)["fixed"]
+
+
+def test_all_nine_dashboards_were_moved():
+    from rlvr_lab import widgets
+
+    if not KINDS_MOVED:
+        pytest.skip("run with the per-page slider tests (they record which dashboards moved)")
+    assert KINDS_MOVED == {make().kind for make in widgets.ALL}, KINDS_MOVED

@@ -12,10 +12,16 @@
   function withHub(mj) {
     if (mj && typeof mj === "object" && !mj.Hub) {
       mj.Hub = {
+        // Queue(["Typeset", MathJax.Hub, element]): typeset that widget element only. A page-wide
+        // typesetPromise() would re-read the hidden MathML copies MathJax keeps for screen readers and nest
+        // a new rendering inside each one, on every call.
         Queue: function () {
-          var live = window.MathJax;
-          if (live && typeof live.typesetPromise === "function") {
-            live.typesetPromise().catch(function () {});
+          var live = window.MathJax, elements = [];
+          Array.prototype.forEach.call(arguments, function (job) {
+            if (Array.isArray(job) && job[2] && job[2].nodeType === 1) elements.push(job[2]);
+          });
+          if (elements.length && live && typeof live.typesetPromise === "function") {
+            live.typesetPromise(elements).catch(function () {});
           }
         }
       };

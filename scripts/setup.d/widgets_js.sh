@@ -14,7 +14,7 @@ dest=book/_static/widgets-js
 stamp="$dest/VERSIONS"
 want="html-manager=$HTML_MANAGER_VERSION requirejs=$REQUIREJS_VERSION mathjax=$MATHJAX_VERSION"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$dest/embed-amd.js" ] && [ -f "$dest/require.min.js" ] \
-   && [ -f "$dest/mathjax/tex-mml-chtml.js" ]; then
+   && [ -f "$dest/mathjax/tex-mml-chtml.js" ] && compgen -G "$dest/@jupyter-widgets/*.woff2" >/dev/null; then
   exit 0
 fi
 if ! command -v npm >/dev/null 2>&1; then
@@ -40,6 +40,9 @@ for f in "$work"/hm/package/dist/*.woff2 "$work"/hm/package/dist/*.woff "$work"/
          "$work"/hm/package/dist/*.eot "$work"/hm/package/dist/*.svg; do
   [ -e "$f" ] && cp "$f" "$fonts/"
 done
+# The bundle's other AMD modules (e.g. @jupyter-widgets/controls) derive their public path from their own
+# module id, one folder up; whichever loads the icon CSS first decides, so the fonts live in both places.
+cp "$fonts"/* "$dest/@jupyter-widgets/"
 cp "$work/rq/package/require.js" "$dest/require.min.js"
 # MathJax: the combined TeX+MathML+CHTML component, its fonts, and the pieces it loads on demand.
 mj="$work/mj/package/es5"
