@@ -216,7 +216,7 @@ def key_numbers_figure(rho: float = 0.10, alpha: float = 0.025, group_size: int 
     ax[0].set(xlabel="policy pass rate ρ", title=f"false share of rewards (α = {alpha:.1%})")
     gs = np.arange(2, 33)
     ax[1].plot(gs, np.sqrt(gs - 1), color=PASS_COLOR, label="lone pass: √(G−1), eq (13)")
-    ax[1].scatter([group_size], [grpo.lone_pass_coefficient(group_size)[0]], color=NEUTRAL, zorder=3)
+    ax[1].scatter([group_size], [grpo.lone_pass_coefficient(group_size)], color=NEUTRAL, zorder=3)
     ax[1].set(xlabel="group size G", title="coefficient of a lone (hacked) pass")
     ax[1].legend(fontsize=9)
     ps = np.linspace(0.01, 0.99, 197)

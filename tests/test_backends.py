@@ -41,7 +41,7 @@ HELPER = Path(__file__).resolve().parent / "backend_gallery.py"
 STUDENT = "rlvr-student"
 #: Lock file shared with tests/test_redteam.py: one test at a time owns the sentinel paths and the port.
 SENTINEL_LOCK = "/tmp/rlvr-redteam-sentinels.lock"
-ANSWER_PORT = 47811
+from verifier_helpers import ANSWER_PORT, answer_port_lock  # noqa: E402  (the exploit's fixed port)
 
 
 def expectations() -> dict[str, dict[str, list[str]]]:
@@ -131,6 +131,7 @@ class AnswerServer:
     def __init__(self) -> None:
         self.payload = load_reference("pool_repair_01", "good").files["pool_fixture/pool.py"].encode()
         self.connections = 0
+        self._port_lock = answer_port_lock()  # the other test file may be listening in another worker
         self.sock = socket.socket()
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         deadline = time.monotonic() + 300
@@ -151,6 +152,7 @@ class AnswerServer:
         except OSError:
             pass
         self.sock.close()
+        os.close(self._port_lock)
 
     def _serve(self) -> None:
         while True:

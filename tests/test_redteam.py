@@ -48,7 +48,7 @@ SLOW_EXPLOITS = {"fork_bomb", "infinite_loop"}
 #: Lock file shared with tests/test_docker_backend.py: one test at a time may own the sentinel paths.
 SENTINEL_LOCK = "/tmp/rlvr-redteam-sentinels.lock"
 #: Port the network exploit phones; a listener here plays the outside world.
-ANSWER_PORT = 47811
+from verifier_helpers import ANSWER_PORT, answer_port_lock  # noqa: E402  (the exploit's fixed port)
 #: A test file placed where the naive harness's caller sits; no exploit may change it.
 DECOY = 'def test_decoy():\n    assert 1 + 1 == 2, "decoy body"\n'
 
@@ -129,6 +129,7 @@ class AnswerServer:
     def __init__(self, payload: bytes):
         self.payload = payload
         self.connections = 0
+        self._port_lock = answer_port_lock()  # the other test file may be listening in another worker
         self.sock = socket.socket()
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", ANSWER_PORT))
@@ -159,6 +160,7 @@ class AnswerServer:
         except OSError:
             pass
         self.sock.close()
+        os.close(self._port_lock)
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -177,3 +179,17 @@ def _local_backend_problem() -> str | None:
 #: Skip marker for tests that need the local namespace sandbox, with the reason it is unavailable.
 _PROBLEM = _local_backend_problem()
 needs_local_sandbox = pytest.mark.skipif(_PROBLEM is not None, reason=f"local sandbox unavailable: {_PROBLEM}")
+
+
+#: The port the gallery's network_fetch exploit connects to (its "outside world").
+ANSWER_PORT = 47811
+
+
+def answer_port_lock() -> int:
+    """Hold the answer port for this process: an exclusive lock (across xdist workers and checkouts) that
+    tests/test_redteam.py and tests/test_backends.py take before they listen on :data:`ANSWER_PORT`.
+    Returns the descriptor; closing it releases the lock."""
+    path = os.path.join(tempfile.gettempdir(), f"rlvr-answer-port-{ANSWER_PORT}.lock")
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)  # read-only is enough for flock (shared /tmp)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
