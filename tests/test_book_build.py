@@ -7,6 +7,8 @@ import re
 import nbformat
 import pytest
 
+from rlvr_lab.colab import install_cell
+
 from book_site import ROOT, build_book, shared_dir, source_of, toc_files
 
 pytestmark = [pytest.mark.slow, pytest.mark.book]
@@ -59,8 +61,8 @@ def test_chapter_notebooks_start_with_a_colab_only_install_cell():
             continue
         nb = nbformat.read(src, as_version=4)
         first_code = next(c for c in nb.cells if c.cell_type == "code")
-        assert '"google.colab" in sys.modules' in first_code.source and "%pip install" in first_code.source, \
-            f"{src.name}: the first code cell must install rlvr_lab only in Colab"
+        assert first_code.source == install_cell() and "import google.colab" in first_code.source, \
+            f"{src.name}: the first code cell must be the Colab-only install cell of rlvr_lab.colab"
 
 
 def test_widget_state_is_saved_and_widget_js_is_local(book):
