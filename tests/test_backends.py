@@ -21,11 +21,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -34,6 +31,7 @@ from rlvr_lab.verifier import Verifier
 from rlvr_lab.verifier import verifier as verifier_mod
 from rlvr_lab.verifier.fixtures import exploits_dir, list_exploits, load_fixture, load_reference
 from rlvr_lab.verifier.sandbox import host_root
+from verifier_helpers import AnswerServer  # listens on the network exploit's fixed port
 
 ROOT = Path(__file__).resolve().parents[1]
 HELPER = Path(__file__).resolve().parent / "backend_gallery.py"
@@ -41,7 +39,6 @@ HELPER = Path(__file__).resolve().parent / "backend_gallery.py"
 STUDENT = "rlvr-student"
 #: Lock file shared with tests/test_redteam.py: one test at a time owns the sentinel paths and the port.
 SENTINEL_LOCK = "/tmp/rlvr-redteam-sentinels.lock"
-from verifier_helpers import ANSWER_PORT, answer_port_lock  # noqa: E402  (the exploit's fixed port)
 
 
 def expectations() -> dict[str, dict[str, list[str]]]:
@@ -125,51 +122,6 @@ def _student_venv(tmp_path_factory) -> str:
     return str(venv / "bin/python")
 
 
-class AnswerServer:
-    """127.0.0.1:ANSWER_PORT hands out the known-good pool (the network exploit's 'outside world')."""
-
-    def __init__(self) -> None:
-        self.payload = load_reference("pool_repair_01", "good").files["pool_fixture/pool.py"].encode()
-        self.connections = 0
-        self._port_lock = answer_port_lock()  # the other test file may be listening in another worker
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        deadline = time.monotonic() + 300
-        while True:  # another test (tests/test_redteam.py, another checkout's run) may hold the port a while
-            try:
-                self.sock.bind(("127.0.0.1", ANSWER_PORT))
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
-        self.sock.listen(8)
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def close(self) -> None:
-        try:  # wakes the accept() below; close() alone would leave the port listening
-            self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.sock.close()
-        os.close(self._port_lock)
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            with conn:
-                try:
-                    conn.settimeout(2)
-                    conn.recv(100)
-                    conn.sendall(self.payload)
-                except OSError:
-                    pass
-
-
 def _userns_works(student) -> bool:
     prefix, _ = student
     return subprocess.run(prefix + ["unshare", "--user", "--map-root-user", "true"], capture_output=True).returncode == 0
@@ -189,7 +141,7 @@ def run_gallery(student, backend: str, no_userns: bool = False, names: tuple[str
     lock = os.open(SENTINEL_LOCK, os.O_RDONLY | os.O_CREAT, 0o644)  # flock needs no write access
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        server = AnswerServer()
+        server = AnswerServer(load_reference("pool_repair_01", "good").files["pool_fixture/pool.py"].encode())
         try:
             done = subprocess.run(prefix + inner, capture_output=True, text=True, env=env, cwd="/tmp", timeout=900)
         finally:

@@ -22,8 +22,6 @@ import hashlib
 import os
 import re
 import signal
-import socket
-import threading
 import time
 from pathlib import Path
 
@@ -40,6 +38,7 @@ from rlvr_lab.verifier.fixtures import (
     load_reference,
 )
 from rlvr_lab.verifier.workspace import admission_error
+from verifier_helpers import AnswerServer  # listens on the network exploit's fixed port
 
 #: Exploits whose attack is on the harness itself: an infrastructure verdict is acceptable there.
 INFRASTRUCTURE_ATTACKS = {"kill_parent"}
@@ -48,7 +47,6 @@ SLOW_EXPLOITS = {"fork_bomb", "infinite_loop"}
 #: Lock file shared with tests/test_docker_backend.py: one test at a time may own the sentinel paths.
 SENTINEL_LOCK = "/tmp/rlvr-redteam-sentinels.lock"
 #: Port the network exploit phones; a listener here plays the outside world.
-from verifier_helpers import ANSWER_PORT, answer_port_lock  # noqa: E402  (the exploit's fixed port)
 #: A test file placed where the naive harness's caller sits; no exploit may change it.
 DECOY = 'def test_decoy():\n    assert 1 + 1 == 2, "decoy body"\n'
 
@@ -121,46 +119,6 @@ def _marked(comm: str, table: dict[int, tuple[int, int, str]]) -> list[int]:
             continue
         found.append(pid)
     return found
-
-
-class AnswerServer:
-    """A TCP listener on 127.0.0.1:ANSWER_PORT that hands out the known-good pool and counts callers."""
-
-    def __init__(self, payload: bytes):
-        self.payload = payload
-        self.connections = 0
-        self._port_lock = answer_port_lock()  # the other test file may be listening in another worker
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", ANSWER_PORT))
-        self.sock.listen(8)
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            with conn:
-                conn.settimeout(2)
-                try:
-                    conn.recv(100)
-                    conn.sendall(self.payload)
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        # shutdown first: close() alone leaves the thread blocked in accept() holding the port open
-        # (listening, with no descriptor left) for as long as this process lives
-        try:
-            self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.sock.close()
-        os.close(self._port_lock)
 
 
 @pytest.fixture(scope="module")

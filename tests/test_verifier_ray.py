@@ -127,9 +127,11 @@ def test_gallery_verdicts_equal_the_local_pool(cluster):
     refs = list_references(fx.name)
     cands = [load_exploit(n) for n in names] + [load_reference(fx.name, r) for r in refs]
 
-    def key(v):  # the verdict and its evidence, less what is drawn per run (seeds, durations, node)
+    def key(v):  # the verdict and its evidence, less what is drawn per run (seeds, test order, durations,
+        # node): which hidden test rejects first depends on the runner's secret order, so a rejection
+        # is compared as a rejection
         return (v.outcome, v.candidate_digest, v.fixture_version, v.checker_version, v.backend,
-                v.stop_reason.split(": ", 1)[-1] if v.stop_reason.startswith("rejected at trial") else v.stop_reason)
+                "rejected" if v.stop_reason.startswith("rejected at trial") else v.stop_reason)
 
     with VerifierPool(workers=2, retries=0) as local:
         expected = [key(v) for v in local.map(cands, fx)]

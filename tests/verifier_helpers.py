@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import fcntl
 import os
+import socket
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -193,3 +195,43 @@ def answer_port_lock() -> int:
     fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)  # read-only is enough for flock (shared /tmp)
     fcntl.flock(fd, fcntl.LOCK_EX)
     return fd
+
+
+class AnswerServer:
+    """127.0.0.1:ANSWER_PORT hands out ``payload`` (the network exploit's "outside world") and counts
+    callers; it holds :func:`answer_port_lock` while it listens."""
+
+    def __init__(self, payload: bytes):
+        self.payload = payload
+        self.connections = 0
+        self._port_lock = answer_port_lock()  # another test file may be listening in another worker
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", ANSWER_PORT))
+        self.sock.listen(8)
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            with conn:
+                try:
+                    conn.settimeout(2)
+                    conn.recv(100)
+                    conn.sendall(self.payload)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        # shutdown first: close() alone leaves the thread blocked in accept() holding the port open
+        # (listening, with no descriptor left) for as long as this process lives
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
+        os.close(self._port_lock)

@@ -272,7 +272,15 @@ def run_init(server_module, chan_fd, status_w, workdir, limits, uid, mode="root"
             tmp_mb = max(1, min(64, 2 * int(limits["file_mb"])))
             for path in ("/tmp", "/var/tmp", "/dev/shm"):
                 if os.path.isdir(path):
+                    # kept directories below it (a virtual environment under /tmp) stay visible, read-only
+                    kept = [(k, os.open(k, os.O_PATH | os.O_DIRECTORY)) for k in limits.get("keep", ())
+                            if k.startswith(path + "/") and os.path.isdir(k)]
                     mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_mb}m,mode=1777")
+                    for k, fd in kept:
+                        os.makedirs(k, 0o755, exist_ok=True)
+                        mount(f"/proc/self/fd/{fd}", k, None, MS_BIND | MS_REC)
+                        remount_read_only(k)
+                        os.close(fd)
         out_r, out_w = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -354,6 +362,7 @@ class Zygote:
         workdir = os.path.join(self.root, request["ws"])
         status_r, status_w = os.pipe()
         limits["shared"] = [os.path.join(self.root, name) for name in self.config.get("shared", ())]
+        limits["keep"] = list(self.config.get("keep", ()))
         if self.mode == "process":
             limits["landlock_abi"] = self.config.get("landlock_abi", 0)
             limits["read_only"] = (self.config["keep"] + [workdir] + limits["shared"]
