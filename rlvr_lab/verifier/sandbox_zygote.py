@@ -137,11 +137,12 @@ def ipc_limits(memory_mb):
 
 
 def fresh_keyrings(clear_user=True):
-    """Before any candidate code: join a new anonymous session keyring and, as the slot uid
-    (``clear_user``), clear the uid's user, user-session and persistent keyrings, so no key of an earlier
-    trial or candidate is reachable. Without a slot uid (user-namespace and process modes) the user's own
-    keyrings are the caller's and are left alone: only the session keyring is new. Best effort where
-    keyctl is unavailable (then no trial can create keys either)."""
+    """Before any candidate code: join a new anonymous session keyring and (``clear_user``) clear the
+    uid's user, user-session and persistent keyrings, so no key of an earlier trial or candidate is
+    reachable. As a slot uid those keyrings are the slot's; in a user namespace they belong to the
+    zygote's namespace (the kernel keeps user keyrings per user namespace), so clearing them never
+    touches the caller's own. In ``process`` mode they are the caller's, so only the session keyring is
+    new there. Best effort where keyctl is unavailable (then no trial can create keys either)."""
     if SYS_KEYCTL is None:
         return
     call = _libc.syscall
@@ -202,7 +203,7 @@ def run_server(server_module, chan_fd, out_w, workdir, limits, uid, mode="root",
         else:
             if mode == "userns":
                 confine.drop_capabilities()
-            fresh_keyrings(clear_user=False)
+            fresh_keyrings(clear_user=mode == "userns")
         prctl(PR_SET_NO_NEW_PRIVS, 1)
         if mode == "process" and limits.get("landlock_abi"):
             confine.landlock(limits["read_only"], [scratch], int(limits["landlock_abi"]))
