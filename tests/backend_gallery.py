@@ -75,9 +75,13 @@ def main(argv: list[str]) -> int:
             candidate = load_reference("pool_repair_01", name) if reference else load_exploit(name)
             before = hidden_digest()
             verdict = verifier.verify(candidate, fixture)
+            alive = marked(info.marker) if info and info.marker else []
+            deadline = time.monotonic() + 3.0  # the zygote's sweep reaps re-parented daemons a moment later
+            while alive and time.monotonic() < deadline:
+                time.sleep(0.1)
+                alive = marked(info.marker)
             time.sleep(0.2)
             sentinel = bool(info and info.sentinel and os.path.exists(info.sentinel))
-            alive = marked(info.marker) if info and info.marker else []
             print(json.dumps({"name": name, "outcome": verdict.outcome, "backend": verdict.backend,
                               "isolation": list(verdict.isolation), "stop": verdict.stop_reason[:200],
                               "sentinel_left": sentinel, "marker_alive": bool(alive),
