@@ -78,6 +78,52 @@ def test_auto_as_root_picks_local_and_says_so(capfd, monkeypatch):
     assert {"slot-uid", "pid-ns", "net-ns", "mount-ns"} <= set(verdict.isolation)
 
 
+_SOCKET_PROBE = r"""
+import ctypes, json, os, socket, sys
+from rlvr_lab.verifier import sandbox_confine
+ctypes.CDLL(None).prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+layer = sandbox_confine.deny_network_sockets()
+out = {"layer": layer}
+for name, family, kind in [("inet_tcp", socket.AF_INET, socket.SOCK_STREAM), ("inet_udp", socket.AF_INET, socket.SOCK_DGRAM),
+                           ("inet6_tcp", socket.AF_INET6, socket.SOCK_STREAM), ("netlink", socket.AF_NETLINK, socket.SOCK_RAW),
+                           ("unix", socket.AF_UNIX, socket.SOCK_STREAM)]:
+    try:
+        socket.socket(family, kind).close()
+        out[name] = "open"
+    except OSError as exc:
+        out[name] = exc.errno
+a, b = socket.socketpair()
+a.sendall(b"x")
+out["socketpair"] = b.recv(1).decode()
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(os.uname().machine not in ("x86_64", "aarch64"), reason="the filter is written for x86-64 and arm64")
+def test_seccomp_filter_refuses_every_socket_but_a_unix_one():
+    """The process backend's network guard on its own (it must hold where Landlock has no TCP rules)."""
+    import errno
+
+    done = subprocess.run([sys.executable, "-c", _SOCKET_PROBE], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out == {"layer": "seccomp-no-inet", "inet_tcp": errno.EACCES, "inet_udp": errno.EACCES,
+                   "inet6_tcp": errno.EACCES, "netlink": errno.EACCES, "unix": "open", "socketpair": "x"}
+
+
+def test_seccomp_program_jumps_stay_inside_it():
+    from rlvr_lab.verifier.sandbox_confine import network_filter
+
+    for machine in ("x86_64", "aarch64"):
+        rows = network_filter(machine)
+        for i, (code, jt, jf, _) in enumerate(rows):
+            if code in (0x15, 0x35):  # conditional jumps land on a later row of the program
+                assert i + 1 + max(jt, jf) < len(rows)
+        assert rows[-1][0] == 0x06 and rows[-2][0] == 0x06  # it ends in returns
+    assert network_filter("riscv64") is None
+
+
 # -- running the gallery as an ordinary user ---------------------------------------------------------
 def _readable_by_others(path: str) -> bool:
     p = Path(path).resolve()
@@ -162,7 +208,7 @@ def _check(rows: dict, backend: str, connections: int) -> None:
         assert row["backend"] == backend and not row["hidden_changed"], row
         if backend != "process-no-landlock":  # the weakest mode's losses are recorded, not asserted away
             assert not row["sentinel_left"] and not row["marker_alive"], row
-    if backend != "process-no-landlock" and "network_fetch" in rows:
+    if "network_fetch" in rows:  # every backend closes the network (the process ones by seccomp)
         assert connections == 0, "a sandboxed candidate reached the host network"
 
 
@@ -187,7 +233,8 @@ def test_gallery_with_user_namespaces_disabled_falls_back_to_process_and_says_so
     assert [line for line in err.splitlines() if "backend auto ->" in line] == [
         "rlvr-lab verifier: backend auto -> process (weaker: no namespaces); isolation: "
         + ", ".join(rows["good"]["isolation"])], err
-    assert {"process-group", "subreaper", "rlimits", "deadline", "output-cap"} <= set(rows["good"]["isolation"])
+    assert {"process-group", "subreaper", "rlimits", "deadline", "output-cap", "seccomp-no-inet"} <= set(
+        rows["good"]["isolation"])
     if "landlock-fs" not in rows["good"]["isolation"]:
         pytest.skip("this kernel has no Landlock: the process backend is process-no-landlock here")
     _check(rows, "process", connections)
@@ -199,4 +246,4 @@ def test_gallery_on_the_process_backend_without_landlock(student):
     rows, _, connections = run_gallery(student, "process-no-landlock")
     _check(rows, "process-no-landlock", connections)
     assert rows["good"]["isolation"] == ["process-group", "subreaper", "scratch-dir", "rlimits", "deadline",
-                                         "output-cap", "no-new-privs"]
+                                         "output-cap", "no-new-privs", "seccomp-no-inet"]

@@ -346,7 +346,9 @@ class ProcessBackend(LocalBackend):
     uid: where the kernel offers Landlock, the candidate loses the filesystem outside a read-only
     allow-list (its graded copy, the interpreter, system directories) and its scratch directory, TCP
     bind/connect, and signals or ptrace to processes outside the sandbox; without Landlock it could read
-    and write whatever the caller can, reach the network and signal the runner. The gallery's outcomes
+    and write whatever the caller can and signal the runner. On every kernel (x86-64 and arm64) a seccomp
+    filter refuses any socket but a Unix one, so the network stays closed even where Landlock cannot
+    restrict TCP (ABI < 4). The gallery's outcomes
     per backend are in ``rlvr_lab/fixtures/exploits/README.md``.
     """
 
@@ -356,16 +358,18 @@ class ProcessBackend(LocalBackend):
     def __init__(self, slot_dir: Path, hide: tuple[str, ...] = (), landlock: bool = True):
         if not sys.platform.startswith("linux"):
             raise SandboxUnavailable("the process backend needs Linux (prctl, /proc); use backend='docker'")
-        from rlvr_lab.verifier.sandbox_confine import landlock_abi
+        from rlvr_lab.verifier.sandbox_confine import landlock_abi, network_filter
 
         self.landlock_abi = landlock_abi() if landlock else 0
+        self.seccomp = network_filter(os.uname().machine) is not None
         super().__init__(slot_dir, hide)
         self.scratch_dir = self.slot_dir / "scratch"
         self.scratch_dir.mkdir(mode=0o700, exist_ok=True)
         layers = ["landlock-fs"] if self.landlock_abi else []
         layers += ["landlock-no-tcp"] if self.landlock_abi >= 4 else []
         layers += ["landlock-signal-scope"] if self.landlock_abi >= 6 else []
+        layers += ["seccomp-no-inet"] if self.seccomp else []
         self.isolation = LAYERS["process"] + tuple(layers)
 
     def _extra_config(self) -> dict:
-        return {"scratch_dir": str(self.scratch_dir), "landlock_abi": self.landlock_abi}
+        return {"scratch_dir": str(self.scratch_dir), "landlock_abi": self.landlock_abi, "seccomp": self.seccomp}

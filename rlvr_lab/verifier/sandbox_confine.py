@@ -10,7 +10,9 @@ in order, to what an ordinary user may still do, and every verdict lists the lay
 * **process** (no namespaces at all): the candidate runs in its own session and process group under a
   child subreaper, with rlimits and a private scratch directory, and, where the kernel has Landlock,
   :func:`landlock` takes away the filesystem outside a read-only allow-list, TCP connect and bind, and
-  signals or ptrace to processes outside the sandbox.
+  signals or ptrace to processes outside the sandbox. On every kernel, :func:`deny_network_sockets`
+  (a seccomp filter) refuses any socket that is not a Unix socket, so the network is closed even where
+  Landlock is missing or too old to restrict TCP (ABI < 4, Linux < 6.7), and UDP with it.
 
 Linux syscall numbers below are the generic ones (the same on x86-64 and arm64).
 """
@@ -123,6 +125,63 @@ def landlock(read_only, writable, abi):
     finally:
         os.close(ruleset)
     return layers
+
+
+#: seccomp: the audit arch and the syscall numbers of socket(2) and io_uring_setup(2) per machine.
+SECCOMP_ARCH = {"x86_64": (0xC000003E, 41, 425), "aarch64": (0xC00000B7, 198, 425)}
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+AF_UNIX, EACCES = 1, 13
+_LD_ABS, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
+RET_ALLOW, RET_ERRNO, RET_KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def network_filter(machine):
+    """The classic-BPF program of :func:`deny_network_sockets`, as (code, jt, jf, k) rows, or None.
+
+    ``seccomp_data`` is read at offset 0 (syscall number), 4 (audit arch) and 16 (low half of the first
+    argument, little-endian). A foreign arch (e.g. i386 calls from x86-64) kills the process; x32 numbers
+    (bit 30 set) and io_uring_setup (which could open sockets without socket(2)) get EACCES; socket(2)
+    gets EACCES unless its domain is AF_UNIX.
+    """
+    if machine not in SECCOMP_ARCH:
+        return None
+    arch, nr_socket, nr_io_uring = SECCOMP_ARCH[machine]
+    return [
+        (_LD_ABS, 0, 0, 4),                # 0  A = arch
+        (_JEQ, 1, 0, arch),                # 1  native arch: skip the kill
+        (_RET, 0, 0, RET_KILL_PROCESS),    # 2
+        (_LD_ABS, 0, 0, 0),                # 3  A = syscall number
+        (_JGE, 5, 0, 0x40000000),          # 4  x32 call -> 10
+        (_JEQ, 4, 0, nr_io_uring),         # 5  io_uring_setup -> 10
+        (_JEQ, 0, 2, nr_socket),           # 6  socket -> 7, anything else -> 9
+        (_LD_ABS, 0, 0, 16),               # 7  A = domain
+        (_JEQ, 0, 1, AF_UNIX),             # 8  AF_UNIX -> 9, else -> 10
+        (_RET, 0, 0, RET_ALLOW),           # 9
+        (_RET, 0, 0, RET_ERRNO | EACCES),  # 10
+    ]
+
+
+def deny_network_sockets():
+    """Install :func:`network_filter` on this process and its future children; return the layer name.
+
+    Needs no-new-privileges set first. Raises OSError where the machine or kernel has no seccomp filter.
+    """
+    rows = network_filter(os.uname().machine)
+    if rows is None:
+        raise OSError(0, f"no seccomp filter for {os.uname().machine}")
+    program = (_SockFilter * len(rows))(*[_SockFilter(*row) for row in rows])
+    fprog = _SockFprog(len(rows), program)
+    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        _fail("prctl(PR_SET_SECCOMP)")
+    return "seccomp-no-inet"
 
 
 def children_of(pids):

@@ -178,7 +178,8 @@ def run_server(server_module, chan_fd, out_w, workdir, limits, uid, mode="root",
     """In the candidate's process: drop everything, then serve. Never returns.
 
     ``mode`` ``root``: switch to the slot's ``uid``; ``userns``: stay the namespace's root but drop every
-    capability; ``process``: a new session, and Landlock (``confine.landlock``) where the kernel has it.
+    capability; ``process``: a new session, Landlock (``confine.landlock``) where the kernel has it, and a seccomp
+    filter that refuses every socket but a Unix one (``confine.deny_network_sockets``).
     """
     try:
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -207,6 +208,8 @@ def run_server(server_module, chan_fd, out_w, workdir, limits, uid, mode="root",
         prctl(PR_SET_NO_NEW_PRIVS, 1)
         if mode == "process" and limits.get("landlock_abi"):
             confine.landlock(limits["read_only"], [scratch], int(limits["landlock_abi"]))
+        if mode == "process" and limits.get("seccomp"):
+            confine.deny_network_sockets()
         os.environ.clear()
         home = scratch or "/tmp"
         os.environ.update({"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8"})
@@ -366,6 +369,7 @@ class Zygote:
         limits["keep"] = list(self.config.get("keep", ()))
         if self.mode == "process":
             limits["landlock_abi"] = self.config.get("landlock_abi", 0)
+            limits["seccomp"] = bool(self.config.get("seccomp", False))
             limits["read_only"] = (self.config["keep"] + [workdir] + limits["shared"]
                                    + list(self.confine.READ_ONLY_ROOTS))
         else:
