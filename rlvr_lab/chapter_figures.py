@@ -22,7 +22,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from rlvr_lab import advantages, cycle_time, rewards
-from rlvr_lab.plots import FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure, _figure
+from rlvr_lab.figure_style import FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure
+from rlvr_lab.figure_style import axes_row as _figure
 
 VERDICT_COLORS = {"pass": "#d62728", "fail": "#2ca02c", "pending": "#f2b134", "unknown": "#9467bd"}
 """Exploit-gallery colours: a pass is red here, because every exploit that passes is a paid hack."""

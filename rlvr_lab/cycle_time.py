@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from rlvr_lab import _validate as v
+from rlvr_lab import validation as v
 
 
 def cycle_time(horizon, t_model, t_tool, t_assess, t_reset):

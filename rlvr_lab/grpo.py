@@ -25,9 +25,9 @@ import math
 import numpy as np
 import torch
 
-from rlvr_lab import _validate as v
+from rlvr_lab import validation as v
 from rlvr_lab import advantages
-from rlvr_lab.advantages import lone_pass_coefficient, lone_pass_group_coefficients
+from rlvr_lab.advantages import lone_pass_coefficient, lone_pass_group_coefficients  # noqa: F401 (re-exported)
 
 NORMS = ("sequence", "constant", "token")
 

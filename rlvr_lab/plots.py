@@ -21,47 +21,15 @@ Sections: 17.2/17.5.4 contrast (:func:`contrast_figure`), 17.3.2 eq 1 (:func:`fa
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 from matplotlib.figure import Figure
 
-from rlvr_lab import _validate as v
+from rlvr_lab import validation as v
 from rlvr_lab import advantages, credit, cycle_time, rewards
 
-PASS_COLOR = "#2a9d8f"
-FAIL_COLOR = "#e76f51"
-NEUTRAL = "#264653"
-ACCENT = "#e9c46a"
-MUTED = "#8d99ae"
-
-
-class BookFigure(Figure):
-    """A plain :class:`~matplotlib.figure.Figure` that Jupyter shows as a PNG even when pyplot (and so the
-    inline backend) was never imported: a cell that ends in ``plots.contrast_figure()`` displays it."""
-
-    def _repr_png_(self) -> bytes:
-        return png_bytes(self, dpi=100)
-
-
-def png_bytes(fig: Figure, dpi: int = 100) -> bytes:
-    """Render ``fig`` to PNG bytes in memory (Agg canvas, no display).
-
-    >>> png_bytes(barrier_figure())[:4]
-    b'\\x89PNG'
-    """
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    return buf.getvalue()
-
-
-def _figure(ncols: int = 2, width: float = 10.0, height: float = 3.6) -> tuple[Figure, list]:
-    fig = BookFigure(figsize=(width, height), layout="constrained")
-    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
-    for ax in axes:
-        ax.grid(True, alpha=0.3)
-        ax.spines[["top", "right"]].set_visible(False)
-    return fig, axes
+from rlvr_lab.figure_style import ACCENT, FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure  # noqa: F401
+from rlvr_lab.figure_style import png_bytes  # noqa: F401 (plots.png_bytes, re-exported)
+from rlvr_lab.figure_style import axes_row as _figure
 
 
 def _mark(ax, x, y, text, color=NEUTRAL, offset=(8, 8)):

@@ -18,7 +18,7 @@ from math import comb, sqrt
 
 import numpy as np
 
-from rlvr_lab import _validate as v
+from rlvr_lab import validation as v
 
 
 def false_accept_share(rho, alpha, beta=1.0):

@@ -135,7 +135,7 @@ def test_unavailable_namespaces_raise_a_clear_error(monkeypatch):
     the alternatives; ``auto`` falls back to the weaker ``process`` backend (never silently: see
     tests/test_backends.py)."""
     from rlvr_lab.verifier import SandboxUnavailable, sandbox
-    from rlvr_lab.verifier.backend import resolve_backend
+    from rlvr_lab.verifier.backends import resolve_backend
 
     monkeypatch.setattr(sandbox, "_mode", None)
     monkeypatch.setattr(sandbox, "_mode_error", "")
@@ -192,11 +192,11 @@ def test_collection_stays_inside_the_active_fixture(tmp_path):
         outcomes = []
         for fx in fixtures:
             spy.seen.clear()
-            outcomes.append(runner.verify(fx, candidate(""), 1, 7)["outcome"])
+            outcomes.append(runner.verify(fx, candidate(""), 1, 7).outcome)
             test_dir = str(runner._fixture_dir(fx)[0])
             assert spy.seen and all(not p.startswith(str(runner.tests_root) + "/") or p.startswith(test_dir)
                                     for p in spy.seen), spy.seen
         assert outcomes == ["pass"] * 4
-        assert runner.verify(fixtures[0], candidate("def double(x):\n    return x\n"), 1, 7)["outcome"] == "fail"
+        assert runner.verify(fixtures[0], candidate("def double(x):\n    return x\n"), 1, 7).outcome == "fail"
     finally:
         runner.close()
