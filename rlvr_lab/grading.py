@@ -168,7 +168,8 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
                 errors.append(str(error))
                 reason = f"sandbox unavailable: {error}"
             elif type(error).__name__ == "LostNotebook":
-                reason = f"not graded: its grading worker was lost {attempts} times (last: {error.node or '?'}, {error.error})"
+                reason = (f"not graded: its grading worker was lost mid-notebook {attempts} time(s) "
+                          f"(last on {error.node or '?'}: {error.error})")
             else:  # the grader's own fault on this notebook: say so, grade the rest
                 reason = f"grader error: {type(error).__name__}: {error}"
             item.update(outcome="infra", reason=reason[:300], parts=_blank_parts(key_module, job.exercise, reason[:300]))
