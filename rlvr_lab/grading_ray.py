@@ -9,9 +9,9 @@ Every result names its ``node``.
 
 Faults are the fleet's faults (17.9.5). A slot whose worker process or machine dies while it grades a
 notebook (``RayActorError``, ``NodeDiedError``, ...), or that does not answer within the notebook's budget,
-leaves that notebook *ungraded*, never a zero and never a pass: it goes back to the queue for another
-slot (the lost one is avoided for ``AVOID_S`` seconds and replaced by a fresh actor wherever Ray finds
-room), and the loss is recorded (:class:`LostNotebook`, and the notebook's ``attempts``). After
+leaves that notebook *ungraded*, never a zero and never a pass: it goes back to the queue for a slot
+on another machine (the lost machine is avoided for ``AVOID_S`` seconds; the lost slot is replaced by a
+fresh actor wherever Ray finds room), and the loss is recorded (:class:`LostNotebook`, and the notebook's ``attempts``). After
 ``lost_retries`` losses the notebook's outcome is ``infra`` with the reason, and the report says so.
 """
 
@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from rlvr_lab.grading_sandbox import EXIT_GRACE_S, GRACE_S
 from rlvr_lab.grading_worker import GradeSettings, GradingSlot, KeyData, NotebookJob, grade_notebook
 
-#: Seconds a lost notebook waits for a slot other than the one it was lost on before any slot may take it.
+#: Seconds a lost notebook waits for a slot on another machine before one on the machine it was lost on may take it.
 AVOID_S = 10.0
 #: Seconds a slot keeps trying to start a replacement actor before it gives up (the others go on).
 REPLACE_S = 120.0
@@ -165,9 +165,9 @@ class RayGrader:
         def take(i: int):
             with cv:
                 while True:
-                    for entry in retry:
+                    for entry in retry:  # a lost notebook goes to another machine first
                         job, avoid, since = entry
-                        if avoid != i or self.workers == 1 or time.monotonic() > since + AVOID_S:
+                        if self.info[i].get("node") != avoid or time.monotonic() > since + AVOID_S:
                             retry.remove(entry)
                             state["busy"] += 1
                             return job
@@ -196,7 +196,7 @@ class RayGrader:
                         self.faults.append(fault)
                         if fault.retried:
                             with cv:
-                                retry.append((job, i, time.monotonic()))
+                                retry.append((job, fault.node, time.monotonic()))
                         else:
                             on_done(job, None, fault, lost[job.index])
                         if not self._replace(i):
