@@ -158,7 +158,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
     bar = _Progress(len(jobs), progress)
     errors: list = []
 
-    def finish(job, result, error, attempts: int) -> None:
+    def finish(job, result, error, attempts: int, node: str) -> None:
         """Record one notebook's result, or why it has none (never a silent zero)."""
         item = items[job.index]
         if result is not None:
@@ -173,7 +173,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
             else:  # the grader's own fault on this notebook: say so, grade the rest
                 reason = f"grader error: {type(error).__name__}: {error}"
             item.update(outcome="infra", reason=reason[:300], parts=_blank_parts(key_module, job.exercise, reason[:300]))
-        item["attempts"] = attempts
+        item.update(attempts=attempts, node=node)
         bar.step(os.path.basename(job.path))
 
     engine = {"engine": "threads", "ray_address": None, "nodes": [], "faults": []}
@@ -188,7 +188,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
             grader.run(jobs, finish)
         finally:
             grader.close()
-        engine.update(engine="ray", ray_address=ray_address, nodes=sorted(set(grader.nodes())),
+        engine.update(engine="ray", ray_address=ray_address, nodes=grader.nodes(),
                       faults=grader.faults_as_dicts())
     runtimes = [i["runtime_s"] for i in items if i["outcome"] not in ("refused", "invalid", "infra")]
     report = {"key": key_dir, "backend": backend, "timeout_s": timeout_s, "workers": workers,
@@ -226,7 +226,7 @@ def _grade_here(jobs: list, key: KeyData, settings: GradeSettings, workers: int,
                     result, error = future.result(), None
                 except Exception as exc:
                     result, error = None, exc
-                finish(futures[future], result, error, 1)
+                finish(futures[future], result, error, 1, local_node())
     finally:
         for slot in slots:
             slot.close()

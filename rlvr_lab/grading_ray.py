@@ -109,14 +109,22 @@ class RayGrader:
         self.owns_ray = not ray.is_initialized()
         if self.owns_ray:
             ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
+        cpus = ray.cluster_resources().get("CPU", 0)
+        if workers * slot_cpus > cpus:
+            if self.owns_ray:
+                ray.shutdown()
+            raise ValueError(f"workers must fit the cluster: {workers} grading slots need {workers * slot_cpus:g} "
+                             f"CPUs, the cluster at {address!r} has {cpus:g}")
         self.faults: list[LostNotebook] = []
         self.slots: list = [None] * workers
         self.info: list[dict] = [{} for _ in range(workers)]
+        self.seen: set[str] = set()
         try:
             for i in range(workers):
                 self._spawn(i)
             for i in range(workers):
                 self.info[i] = ray.get(self.slots[i].info.remote(), timeout=START_S)
+                self.seen.add(self.info[i]["node"])
         except BaseException:
             self.close()
             raise
@@ -141,6 +149,7 @@ class RayGrader:
             self._spawn(i)
             try:
                 self.info[i] = ray.get(self.slots[i].info.remote(), timeout=START_S)
+                self.seen.add(self.info[i]["node"])
                 return True
             except Exception:
                 if time.monotonic() + delay > end:
@@ -149,11 +158,11 @@ class RayGrader:
                 delay = min(2 * delay, 10.0)
 
     def nodes(self) -> list[str]:
-        """The node of each slot, in slot order."""
-        return [i.get("node", "") for i in self.info]
+        """Every node a slot ran on during this grader's life (a lost slot's node included), sorted."""
+        return sorted(self.seen)
 
     def run(self, jobs: list, on_done) -> None:
-        """Grade every job; call ``on_done(job, result, error, attempts)`` once per job, from slot threads.
+        """Grade every job; call ``on_done(job, result, error, attempts, node)`` once per job, from slot threads.
 
         ``result`` is :func:`grade_notebook`'s dict, or None with ``error`` the exception (the notebook's
         own grading raised, e.g. no sandbox on that machine) or a ``LostNotebook`` once retries ran out.
@@ -186,7 +195,8 @@ class RayGrader:
                         result = ray.get(self.slots[i].grade.remote(job), timeout=self.budget)
                     except ray.exceptions.RayTaskError as exc:  # grading itself raised on that machine
                         cause = getattr(exc, "cause", None)
-                        on_done(job, None, cause if isinstance(cause, BaseException) else exc, lost[job.index] + 1)
+                        on_done(job, None, cause if isinstance(cause, BaseException) else exc, lost[job.index] + 1,
+                                self.info[i].get("node", ""))
                         continue
                     except (ray.exceptions.RayError, TimeoutError) as exc:  # slot, process or machine lost
                         lost[job.index] += 1
@@ -198,11 +208,11 @@ class RayGrader:
                             with cv:
                                 retry.append((job, fault.node, time.monotonic()))
                         else:
-                            on_done(job, None, fault, lost[job.index])
+                            on_done(job, None, fault, lost[job.index], fault.node)
                         if not self._replace(i):
                             return
                         continue
-                    on_done(job, result, None, lost[job.index] + 1)
+                    on_done(job, result, None, lost[job.index] + 1, result["node"])
                 finally:
                     with cv:
                         state["busy"] -= 1
@@ -219,7 +229,7 @@ class RayGrader:
                             job = queue.popleft() if queue else retry.popleft()[0]
                             fault = LostNotebook(job.path, i, "", "no grading slot could be started", False)
                             self.faults.append(fault)
-                            on_done(job, None, fault, lost[job.index] + 1)
+                            on_done(job, None, fault, lost[job.index] + 1, "")
                     cv.notify_all()
 
         threads = [threading.Thread(target=guarded, args=(i,), name=f"ray-grading-slot-{i}", daemon=True)

@@ -105,6 +105,7 @@ def _kill_actor_mid_notebook(cluster, seconds: float = 120.0):
 
 
 @needs_ray
+@pytest.mark.slow
 def test_ray_grading_equals_local_grading_and_names_the_node(cluster, tmp_path):
     honest, cheats = _honest(), _cheats([], SOLUTIONS)
     chosen = {"key_ex1": honest["key_ex1"], "types_ex7": honest["types_ex7"]}
@@ -130,6 +131,7 @@ def test_ray_grading_equals_local_grading_and_names_the_node(cluster, tmp_path):
 
 
 @needs_ray
+@pytest.mark.slow
 def test_a_worker_lost_mid_notebook_is_graded_again_elsewhere(cluster, tmp_path):
     slow = _append(_load(SOLUTIONS, EX1), SLOW_CELL)
     _write(tmp_path, {"ada": (EX1, slow), "bob": (EX1, slow), "cy": (EX7, _load(SOLUTIONS, EX7))})
@@ -157,6 +159,7 @@ def test_a_worker_lost_mid_notebook_is_graded_again_elsewhere(cluster, tmp_path)
 
 
 @needs_ray
+@pytest.mark.slow
 def test_retries_exhausted_is_infra_with_the_reason_never_a_silent_zero(cluster, tmp_path, monkeypatch, capsys):
     from rlvr_lab import grading_ray
 
