@@ -5,7 +5,8 @@ processes on 127.0.0.1 (:class:`rlvr_lab.verifier.ray_cluster.LocalCluster`) and
 after which no process of either node may be left. The same submissions are graded on this machine and
 over the cluster: same outcomes, scores and statuses, each notebook's node named; a grading worker killed
 mid-notebook gives that notebook a retry, and when retries run out, an ``infra`` outcome that says so.
-The Ray tests are skipped, with the reason, where Ray (the ``fleet`` extra) is not installed.
+The Ray tests are skipped, with the reason, where Ray (the ``fleet`` extra) is not installed or the local
+sandbox cannot start.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import pytest
 
 from test_grading import BACKEND, EX1, EX7, SOLUTIONS, _append, _cheats, _honest, _load
 from test_verifier_ray import _process, _wait_gone
+from verifier_helpers import needs_local_sandbox
 
 from rlvr_lab import grading
 
@@ -105,6 +107,7 @@ def _kill_actor_mid_notebook(cluster, seconds: float = 120.0):
 
 
 @needs_ray
+@needs_local_sandbox
 @pytest.mark.slow
 def test_ray_grading_equals_local_grading_and_names_the_node(cluster, tmp_path):
     honest, cheats = _honest(), _cheats([], SOLUTIONS)
@@ -131,6 +134,7 @@ def test_ray_grading_equals_local_grading_and_names_the_node(cluster, tmp_path):
 
 
 @needs_ray
+@needs_local_sandbox
 @pytest.mark.slow
 def test_a_worker_lost_mid_notebook_is_graded_again_elsewhere(cluster, tmp_path):
     slow = _append(_load(SOLUTIONS, EX1), SLOW_CELL)
@@ -159,6 +163,7 @@ def test_a_worker_lost_mid_notebook_is_graded_again_elsewhere(cluster, tmp_path)
 
 
 @needs_ray
+@needs_local_sandbox
 @pytest.mark.slow
 def test_retries_exhausted_is_infra_with_the_reason_never_a_silent_zero(cluster, tmp_path, monkeypatch, capsys):
     from rlvr_lab import grading_ray
