@@ -231,6 +231,7 @@ def _grade_here(jobs: list, key: KeyData, settings: GradeSettings, workers: int,
         for slot in slots:
             slot.close()
 
+
 # ---------------------------------------------------------------- reports
 
 
@@ -251,19 +252,25 @@ def format_table(report: dict) -> str:
     lines.append(f"total {total}/{most} over {len(graded)} notebooks in {report['elapsed_s']} s "
                  f"(median {report['median_notebook_s']} s per notebook, load {report['load_average']}, "
                  f"sandbox {', '.join(report.get('sandboxes') or ['none'])})")
+    if report.get("engine") == "ray":
+        lost = report.get("faults") or []
+        lines.append(f"graded on Ray at {report['ray_address']}: {len(report['nodes'])} node(s); "
+                     f"{len(lost)} notebook run(s) lost with their worker"
+                     + (f", {sum(not f['retried'] for f in lost)} not graded" if lost else ""))
     return "\n".join(lines)
 
 
 def write_csv(report: dict, path: str) -> None:
     """One row per submission and part (a refused or invalid notebook without parts gets one row)."""
     fields = ["path", "exercise", "part", "score", "max", "status", "detail", "outcome", "reason", "runtime_s",
-              "tampering"]
+              "tampering", "node"]
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()
         for sub in report["submissions"]:
             base = {"path": sub["path"], "exercise": sub["exercise"] or "", "outcome": sub["outcome"],
-                    "reason": sub["reason"], "runtime_s": sub["runtime_s"], "tampering": " | ".join(sub["tampering"])}
+                    "reason": sub["reason"], "runtime_s": sub["runtime_s"], "tampering": " | ".join(sub["tampering"]),
+                    "node": sub.get("node", "")}
             rows = [dict(base, part=p, score=e["score"], max=e["max"], status=e["status"], detail=e["detail"])
                     for p, e in sub["parts"].items()] or [dict(base, part="", score=0, max=0, status=sub["outcome"],
                                                                  detail="")]

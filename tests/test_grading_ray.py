@@ -182,7 +182,8 @@ def test_retries_exhausted_is_infra_with_the_reason_never_a_silent_zero(cluster,
     report = json.loads((tmp_path / "report.json").read_text())
     _skip_without_sandbox(report)
     sub = report["submissions"][0]
-    assert code == 4 and "not graded" in capsys.readouterr().err
+    printed = capsys.readouterr()
+    assert code == 4 and "not graded" in printed.err and "1 notebook run(s) lost with their worker, 1 not graded" in printed.out
     assert sub["outcome"] == "infra" and sub["error"] and "grading worker was lost mid-notebook 1 time" in sub["reason"]
     assert {p["status"] for p in sub["parts"].values()} == {"not run"} and sub["score"] == 0
     assert report["faults"][0]["retried"] is False
