@@ -12,7 +12,8 @@ alternates every round, so both see the same load on a shared machine):
 
 Prints the median wall-clock seconds of a whole grading run and the median seconds per notebook
 (launch to end of its sandbox) for each, the ratio ray / local, and the engine's overhead per notebook
-(difference of the medians of the whole runs over ``--n``), with the load average before and after.
+(difference of the medians of the whole runs over ``--n``) with the part of it spent starting the actors,
+and the load average before and after.
 Both nodes share this machine's cores, so the cluster cannot be faster here: this measures what the
 engine costs; on real machines the slots add the machines' cores. Every run's scores must equal the
 expected ones (solutions full marks, student notebooks 0), the same way in both.
@@ -92,6 +93,7 @@ def main(argv=None) -> int:
             ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
         times: dict = {"local": [], "ray": []}
         per_notebook: dict = {"local": [], "ray": []}
+        startup = []
         grades, nodes = {}, set()
         for r in range(args.rounds):
             for engine in (("local", "ray") if r % 2 == 0 else ("ray", "local")):
@@ -103,6 +105,7 @@ def main(argv=None) -> int:
                 grades.setdefault(engine, check(report, folder, expected))
                 if engine == "ray":
                     nodes |= {s["node"] for s in report["submissions"]}
+                    startup.append(report["startup_s"])
                     if report["faults"]:
                         raise SystemExit(f"faults in a benchmark run: {report['faults']}")
                 print(f"round {r + 1} {engine:<5} {times[engine][-1]:7.2f} s  load {os.getloadavg()[0]:.2f}",
@@ -121,6 +124,7 @@ def main(argv=None) -> int:
               "local_s": round(med["local"], 2), "ray_s": round(med["ray"], 2),
               "ratio_ray_over_local": round(med["ray"] / med["local"], 2),
               "overhead_per_notebook_s": round((med["ray"] - med["local"]) / args.n, 3),
+              "ray_startup_s": round(statistics.median(startup), 2),
               "median_notebook_s": {e: round(v, 2) for e, v in nb.items()},
               "runs_s": {e: [round(x, 2) for x in t] for e, t in times.items()},
               "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()]}
@@ -129,7 +133,8 @@ def main(argv=None) -> int:
     print(f"  local (threads, 1 machine)  {result['local_s']:7.2f} s   median {nb['local']:.2f} s per notebook")
     print(f"  ray ({len(nodes)} nodes, same cores)  {result['ray_s']:7.2f} s   median {nb['ray']:.2f} s per notebook")
     print(f"  ray / local {result['ratio_ray_over_local']}x; engine overhead {result['overhead_per_notebook_s']:+.3f} "
-          f"s per notebook; every grade equal in both")
+          f"s per notebook, of which starting the actors {result['ray_startup_s']:.2f} s per run; every grade "
+          "equal in both")
     print(json.dumps(result))
     return 0
 

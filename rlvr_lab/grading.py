@@ -183,7 +183,9 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
     else:
         from rlvr_lab.grading_ray import RayGrader
 
+        joined = time.monotonic()
         grader = RayGrader(key_data, settings, workers=workers, address=ray_address)
+        engine["startup_s"] = round(time.monotonic() - joined, 2)  # join the cluster, start the actors
         try:
             grader.run(jobs, finish)
         finally:
