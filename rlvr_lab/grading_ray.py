@@ -17,7 +17,10 @@ fresh actor wherever Ray finds room), and the loss is recorded (:class:`LostNote
 
 from __future__ import annotations
 
+import glob
 import os
+import shutil
+import tempfile
 import threading
 import time
 from collections import deque
@@ -44,6 +47,25 @@ def ray_module():
 
 
 _ACTOR = None
+#: Scratch folders of grading actors are named ``rlvr-grade-ray-<pid>-...`` on their machine.
+SCRATCH_PREFIX = "rlvr-grade-ray-"
+
+
+def sweep_orphans() -> list[str]:
+    """Remove this machine's scratch folders of grading actors that died (killed with their slot open)."""
+    removed = []
+    for folder in glob.glob(os.path.join(tempfile.gettempdir(), SCRATCH_PREFIX + "*-*")):
+        try:
+            pid = int(os.path.basename(folder)[len(SCRATCH_PREFIX):].split("-", 1)[0])
+            if os.stat(folder).st_uid != os.getuid() or pid == os.getpid():
+                continue
+            os.kill(pid, 0)  # alive (or a reused PID): keep
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+        except (ValueError, OSError):
+            continue
+    return removed
 
 
 def _actor_class():
@@ -57,6 +79,7 @@ def _actor_class():
 
             def __init__(self, key: KeyData, settings: GradeSettings):
                 self.key, self.settings, self.slot = key, settings, None
+                sweep_orphans()  # what an actor killed on this machine before left behind
                 self.node = f"{ray.util.get_node_ip_address()}/{ray.get_runtime_context().get_node_id()[:12]}"
 
             def info(self) -> dict:
@@ -66,7 +89,7 @@ def _actor_class():
 
             def grade(self, job: NotebookJob) -> dict:
                 if self.slot is None:
-                    self.slot = GradingSlot(self.key, self.settings, self.node)
+                    self.slot = GradingSlot(self.key, self.settings, self.node, f"{SCRATCH_PREFIX}{os.getpid()}-")
                 return grade_notebook(job, self.key, self.settings, self.slot)
 
             def close(self) -> None:

@@ -153,12 +153,12 @@ class GradingSlot:
     still runs in a fresh sandbox of its own. A slot serves one notebook at a time.
     """
 
-    def __init__(self, key: KeyData, settings: GradeSettings, node: str = ""):
+    def __init__(self, key: KeyData, settings: GradeSettings, node: str = "", prefix: str = "rlvr-grade-"):
         from rlvr_lab.grading_sandbox import NotebookRunner, SandboxConfig
 
         self.key, self.settings, self.node = key, settings, node or local_node()
         self.module = key_module(key)
-        self.scratch = tempfile.mkdtemp(prefix="rlvr-grade-")
+        self.scratch = tempfile.mkdtemp(prefix=prefix)
         config = SandboxConfig(backend=settings.backend, timeout_s=float(settings.timeout_s),
                                memory_mb=settings.memory_mb)
         hide = tuple(p for p in settings.hide if os.path.isdir(p))  # the grader's folders present here

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import functools
+import glob
 import importlib.util
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -89,7 +91,7 @@ def _descendants(pid: int) -> list[int]:
 
 
 def _kill_actor_mid_notebook(cluster, seconds: float = 120.0):
-    """SIGKILL the first grading actor seen running a notebook; return its processes (before the kill)."""
+    """SIGKILL the first grading actor seen running a notebook; return its processes, the actor first."""
     from rlvr_lab.verifier.ray_cluster import _cmdline
 
     end = time.monotonic() + seconds
@@ -98,7 +100,7 @@ def _kill_actor_mid_notebook(cluster, seconds: float = 120.0):
             if _cmdline(pid).startswith("ray::GradingActor"):
                 tree = _descendants(pid)
                 if any("notebook_executor" in _cmdline(p) for p in tree if p != pid):
-                    procs = [_process(p) for p in tree]
+                    procs = [_process(pid)] + [_process(p) for p in tree if p != pid]  # the actor first
                     os.kill(pid, signal.SIGKILL)
                     cluster.seen += procs
                     return procs
@@ -160,6 +162,9 @@ def test_a_worker_lost_mid_notebook_is_graded_again_elsewhere(cluster, tmp_path)
     assert retried["attempts"] == 2 and retried["node"] in report["nodes"]
     assert sorted(s["attempts"] for s in subs.values()) == [1, 1, 2]
     assert _wait_gone(victims) == [], "the lost actor's sandbox outlived it"
+    from rlvr_lab.grading_ray import SCRATCH_PREFIX  # its scratch folder was swept by the actor that replaced it
+
+    assert not glob.glob(os.path.join(tempfile.gettempdir(), f"{SCRATCH_PREFIX}{victims[0][0]}-*"))
 
 
 @needs_ray
