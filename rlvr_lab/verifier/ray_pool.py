@@ -35,7 +35,7 @@ from typing import Iterable
 
 from rlvr_lab.verifier.meter import PoolMeter
 from rlvr_lab.verifier.pool import PoolClosed, PoolFull, VerifierPool
-from rlvr_lab.verifier.runner import GRACE_S
+from rlvr_lab.verifier.wire import GRACE_S
 from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
 from rlvr_lab.verifier.verifier import START_TIMEOUT_S
 
