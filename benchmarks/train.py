@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     from rlvr_lab.train import TrainConfig, train
-    from rlvr_lab.train.grpo_loop import open_pool
+    from rlvr_lab.train import open_pool
 
     shutil.rmtree(args.out, ignore_errors=True)
     base = TrainConfig.preset(args.preset, seed=args.seed, grpo_steps=args.steps, eval_every=10**6,

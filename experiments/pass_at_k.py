@@ -51,8 +51,8 @@ def run_seed(seed: int, out: str) -> dict:
     from rlvr_lab.tasks import make_suite
     from rlvr_lab.train import TrainConfig, train
     from rlvr_lab.train import checkpoint as ckpt
-    from rlvr_lab.train.grpo_loop import evaluate, heldout_subset, sampling_of
-    from rlvr_lab.train.rollout import Grader, PolicyHandle, tokenizer_digest
+    from rlvr_lab.train import evaluate, heldout_subset, sampling_of
+    from rlvr_lab.train import Grader, PolicyHandle, tokenizer_digest
     from rlvr_lab.verifier import VerifierPool
 
     shutil.rmtree(out, ignore_errors=True)

@@ -474,9 +474,7 @@ only: it runs candidates with your rights - here the candidates are this model's
 from rlvr_lab.policy import build_model, save_policy, train_tokenizer
 from rlvr_lab.records import read_records
 from rlvr_lab.tasks import make_suite, split_tasks
-from rlvr_lab.train.grpo_loop import evaluate, heldout_subset, sampling_of
-from rlvr_lab.train.rollout import Grader, PolicyHandle, tokenizer_digest
-from rlvr_lab.train.sft import sft
+from rlvr_lab.train import Grader, PolicyHandle, evaluate, heldout_subset, sampling_of, sft, tokenizer_digest
 from rlvr_lab.verifier import Verifier, VerifierPool
 from rlvr_lab.verifier.naive import NaiveVerifier
 

@@ -73,3 +73,17 @@ def test_no_private_name_is_imported_from_another_module():
                 offences += [f"{name}: from {node.module} import {a.name}" for a in node.names
                              if a.name.startswith("_") and a.name != "__version__"]
     assert offences == []
+
+
+def test_the_trainer_api_names_are_objects_not_submodules():
+    """A submodule named like an API name would shadow it once imported (``from rlvr_lab.train import sft``
+    returning the module): every name of ``rlvr_lab.train.__all__`` stays the object it documents."""
+    import importlib
+    import types
+
+    import rlvr_lab.train as train
+
+    for module in set(train.API.values()) | {"cli", "config", "trl_engine", "metrics"}:
+        importlib.import_module(f"rlvr_lab.train.{module}")
+    shadowed = [name for name in train.__all__ if isinstance(getattr(train, name), types.ModuleType)]
+    assert shadowed == []

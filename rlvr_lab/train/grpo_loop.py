@@ -1,9 +1,12 @@
 """The GRPO training loop: warm start, collection, verification, closure, update, checkpoint (17.5, 17.9, 17.10).
 
-One step, as data: tasks -> :func:`~rlvr_lab.train.rollout.collect` (token ids, behaviour log-probs,
-version) -> verdicts from the isolated VerifierPool -> :func:`~rlvr_lab.records.close_group` (complete
-group, lag bound) -> :func:`rlvr_lab.grpo.group_advantages` -> :func:`rlvr_lab.grpo.grpo_loss` over
-``passes`` optimizer steps against the recorded log-probs -> records, metrics, checkpoint with lineage.
+One step, as data, each stage a function from one dataclass to the next:
+:func:`sample_step` (tasks -> :class:`Sampled`: token ids, behaviour log-probs, version, reference
+log-probs computed while the verifier works) -> :func:`grade_step` (-> :class:`Graded`: verdicts from the
+isolated VerifierPool, the complete-group rule and lag bound of :func:`~rlvr_lab.records.close_group`) ->
+:func:`update_step` (advantages, eq 2, and ``passes`` optimizer steps of the GRPO loss, eqs 4-5, in
+:func:`~rlvr_lab.train.learner.grpo_update`) -> :func:`log_step` (records, metrics, evaluation,
+checkpoint with lineage).
 Held-out pass@1 is measured before GRPO, every ``eval_every`` steps and at the end, by the same verifier
 with a fixed sampling seed.
 
@@ -19,6 +22,7 @@ a checkpoint never holds a half-processed batch and a resumed run repeats the un
 from __future__ import annotations
 
 import copy
+import json
 import os
 import random
 import time
@@ -26,15 +30,16 @@ from dataclasses import dataclass, field
 
 import torch
 
-from rlvr_lab.policy import (SamplingConfig, build_model, completion_logprobs, load_policy, save_policy,
-                             shared_prefix_logprobs)
-from rlvr_lab.records import RolloutRecord, close_group, flatten, write_records
-from rlvr_lab.tasks import GENERATOR_VERSION, CodeTask, make_suite, split_tasks
+from rlvr_lab.policy import load_policy, save_policy
+from rlvr_lab.records import RolloutRecord, close_group, write_records
+from rlvr_lab.tasks import GENERATOR_VERSION, CodeTask, split_tasks
 from rlvr_lab.train import checkpoint as ckpt
 from rlvr_lab.train.config import TrainConfig
-from rlvr_lab.train.metrics import MetricsLog, group_outcomes, length_by_outcome, pass_at_k_summary, per_family_pass1
-from rlvr_lab.train.rollout import Grader, PolicyHandle, collect, finish_collect, start_collect, tokenizer_digest
-from rlvr_lab.train.sft import sft
+from rlvr_lab.train.learner import build_policy, evaluate, generator_for, grpo_update, reference_logprobs
+from rlvr_lab.train.metrics import MetricsLog, group_outcomes, length_by_outcome
+from rlvr_lab.train.rollout import Collection, Grader, PolicyHandle, finish_collect, start_collect, tokenizer_digest
+from rlvr_lab.train.run import Run, resolve_dtype, setup
+from rlvr_lab.train.supervised import sft
 
 
 @dataclass
@@ -49,8 +54,8 @@ class TrainResult:
     wall_s: float
     """Wall-clock seconds of the whole run (warm start, GRPO, evaluation)."""
     timing: dict
-    """Seconds per phase: setup, sft, sample, reference (scoring under the reference model), verify (time
-    spent waiting for verdicts), update, eval, checkpoint."""
+    """Seconds per phase (:data:`~rlvr_lab.train.run.PHASES`): setup, sft, sample, reference (scoring
+    under the reference model), verify (time spent waiting for verdicts), update, eval, checkpoint."""
     steps: int
     rollouts: int
     """Training rollouts collected in this process (excludes evaluation)."""
@@ -67,200 +72,216 @@ class TrainResult:
         return self.after.get("pass1", float("nan")) - self.before.get("pass1", float("nan"))
 
 
-def resolve_device(name: str) -> torch.device:
-    """``auto`` -> CUDA when available, else CPU.
+@dataclass
+class Learner:
+    """The state one GRPO step changes: weights, optimizer, policy version, sampling generators."""
 
-    >>> resolve_device("cpu").type
-    'cpu'
-    """
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {name!r} requested but CUDA is not available")
-    return torch.device(name)
+    model: torch.nn.Module
+    tok: object
+    ref_model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    generator: torch.Generator
+    sample_gen: torch.Generator | None
+    tok_digest: str
+    version: int = 0
 
-
-def resolve_dtype(name: str, device: torch.device) -> torch.dtype:
-    """``auto`` -> bfloat16 on a GPU that supports it (Ampere and later), else float32.
-
-    >>> resolve_dtype("auto", torch.device("cpu"))
-    torch.float32
-    """
-    if name == "auto":
-        if device.type == "cuda" and torch.cuda.is_bf16_supported():
-            return torch.bfloat16
-        return torch.float32
-    return getattr(torch, name)
+    def handle(self, run: Run) -> PolicyHandle:
+        """The current weights as the sampler sees them (version-stamped)."""
+        return PolicyHandle(self.model, self.tok, self.version, run.sampling, self.tok_digest)
 
 
-def sampling_of(config: TrainConfig) -> SamplingConfig:
-    """The run's sampling configuration."""
-    return SamplingConfig(config.temperature, config.top_k, config.top_p, config.max_new_tokens)
+@dataclass
+class Sampled:
+    """A batch sampled and sent to the verifier, with its reference log-probs (computed meanwhile)."""
+
+    step: int
+    collection: Collection
+    ref: dict
+    started: float
 
 
-def open_pool(config: TrainConfig):
-    """The isolated verifier pool the rewards come from.
+@dataclass
+class Graded:
+    """A batch with its verdicts, closed by the complete-group rule and the lag bound."""
 
-    Its queue holds two training batches: a whole batch is submitted at once and then graded while the
-    learner works, so a smaller queue would make the submission itself wait for the verifier (the
-    backpressure still bounds memory when the verifier falls behind by more than that).
-    ``verifier_pool="ray"`` gives the same API over a Ray cluster (``ray_address``).
-    """
-    from rlvr_lab.verifier import VerifierPool
-
-    if config.verifier_pool == "ray":
-        from rlvr_lab.verifier.ray_pool import RayVerifierPool
-
-        return RayVerifierPool(workers=config.verifier_workers, backend=config.verifier_backend,
-                               max_queue=max(64, 2 * config.tasks_per_step * config.group_size),
-                               address=config.ray_address or None)
-    return VerifierPool(workers=config.verifier_workers, backend=config.verifier_backend,
-                        max_queue=max(64, 2 * config.tasks_per_step * config.group_size))
+    step: int
+    records: list[RolloutRecord]
+    times: dict
+    retry_s: float
+    ref: dict
 
 
-def heldout_subset(config: TrainConfig, suite: list[CodeTask]) -> list[CodeTask]:
-    """The fixed held-out evaluation tasks (a seed-chosen subset when ``heldout_tasks`` is set)."""
-    tasks = split_tasks(suite, "heldout", config.families)
-    if config.heldout_tasks is not None and len(tasks) > config.heldout_tasks:
-        tasks = sorted(random.Random(f"heldout:{config.seed}").sample(tasks, config.heldout_tasks),
-                       key=lambda t: t.task_id)
-    return tasks
+@dataclass
+class Progress:
+    """What the run has done so far (for the metrics rows and the result)."""
+
+    lineage: dict
+    log: MetricsLog
+    last_eval: dict
+    rollouts: int = 0
+    grpo_s: float = 0.0
+    mark: float = field(default_factory=time.perf_counter)
 
 
-def evaluate(policy: PolicyHandle, tasks: list[CodeTask], config: TrainConfig, grader: Grader,
-             label: str) -> tuple[dict, list[RolloutRecord]]:
-    """Held-out pass@1 / pass@k with ``eval_samples`` samples per task and a fixed seed (17.9.6)."""
-    gen = torch.Generator(device="cpu").manual_seed(config.eval_seed)
-    device_gen = _generator_for(policy.model, config.eval_seed) or gen
-    records: list[RolloutRecord] = []
-    chunk = max(1, 128 // config.eval_samples)
-    for i in range(0, len(tasks), chunk):
-        recs, _ = collect(policy, tasks[i:i + chunk], config.eval_samples, grader, step=i // chunk,
-                          generator=device_gen, multi_turn=config.multi_turn, id_prefix=f"eval-{label}-")
-        records += recs
-    summary = pass_at_k_summary(records, config.eval_k)
-    summary.update(per_family_pass1(records))
-    return summary, records
+def warm_start(run: Run, bar) -> tuple[torch.nn.Module, object, dict]:
+    """The warm-start policy and its held-out evaluation: loaded from ``warm_dir``, or trained (SFT on
+    demonstrations), evaluated and saved there."""
+    config, timer = run.config, run.timer
+    if os.path.exists(os.path.join(run.warm_dir, "lineage.json")):
+        model, tok = load_policy(run.warm_dir, device=str(run.device), dtype=resolve_dtype(config.dtype, run.device))
+        return model, tok, ckpt.read_lineage(run.warm_dir)["heldout"]
+    with timer.phase("sft"):
+        model, tok = build_policy(config, run.suite, run.device)
+        demos = split_tasks(run.suite, "train", config.sft_families)
+        losses = sft(model, tok, demos, config.sft_steps, config.sft_batch, config.sft_lr, config.seed, progress=bar)
+    with timer.phase("eval"):
+        before, _ = evaluate(PolicyHandle(model, tok, 0, run.sampling, tokenizer_digest(tok)), run.heldout, config,
+                             run.grader, "warm")
+    save_policy(model, tok, run.warm_dir)
+    lineage = _lineage(config, tokenizer_digest(tok), config.model or "config:" + config.model_size, run.pool)
+    lineage.update({"heldout": before, "sft_final_nll": losses[-1] if losses else None,
+                    "sft_demonstrations": len(demos)})
+    _write_json(os.path.join(run.warm_dir, "lineage.json"), lineage)
+    return model, tok, before
 
 
-def _generator_for(model, seed: int) -> torch.Generator | None:
-    device = next(model.parameters()).device
-    if device.type == "cpu":
-        return None
-    return torch.Generator(device=device).manual_seed(seed)
+def make_learner(run: Run, model, tok, log: MetricsLog) -> tuple[Learner, int]:
+    """The learner around the warm-start weights, resumed from the latest checkpoint when there is one;
+    returns it with the first step to run."""
+    config = run.config
+    ref_model = copy.deepcopy(model).eval()
+    for p in ref_model.parameters():
+        p.requires_grad_(False)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.0)
+    learner = Learner(model, tok, ref_model, optimizer, torch.Generator(device="cpu").manual_seed(config.seed + 1),
+                      generator_for(model, config.seed + 1), tokenizer_digest(tok))
+    resume = ckpt.latest_checkpoint(config.out_dir)
+    if resume is None:
+        ckpt.truncate_to(run.records_path, 0)
+        ckpt.truncate_to(log.jsonl, 0)
+        return learner, 0
+    state = ckpt.load_trainer_state(resume)
+    resumed, _ = load_policy(resume, device=str(run.device), dtype=resolve_dtype(config.dtype, run.device))
+    model.load_state_dict(resumed.state_dict())
+    optimizer.load_state_dict(state["optimizer"])
+    ckpt.restore_rng(state["rng"], learner.generator)
+    ckpt.truncate_to(run.records_path, state["records_size"])
+    ckpt.truncate_to(log.jsonl, state["metrics_size"])
+    learner.version = state["version"]
+    return learner, state["step"] + 1
 
 
-def build_policy(config: TrainConfig, suite: list[CodeTask], device: torch.device):
-    """(model, tokenizer): loaded from ``config.model`` or built from a config with a BPE tokenizer."""
-    from rlvr_lab.policy import train_tokenizer
-
-    dtype = resolve_dtype(config.dtype, device)
-    if config.model:
-        model, tok = load_policy(config.model, device=str(device), dtype=dtype)
-        return model, tok
-    corpus = [t.prompt + t.solution for t in suite if t.split == "train"]
-    tok = train_tokenizer(corpus, config.vocab_size)
-    model = build_model(tok, config.model_size, seed=config.seed).to(device=device, dtype=dtype)
-    return model, tok
-
-
-def score(model, flat: list[tuple[list[int], list[int], list[float]]], prefix: list[int],
-          sampling: SamplingConfig, pad_id: int, share_prompt: bool):
-    """Per-token log-probs of flattened records (:func:`~rlvr_lab.records.flatten`) under ``model``.
-
-    ``prefix[i]`` is the length of record i's first prompt. Returns ``(logp, mask, logits, logits_mask)``:
-    logp and mask of shape (B, T-1) as :func:`~rlvr_lab.policy.completion_logprobs` (gradients flow), and
-    logits with their score mask for the entropy. With ``share_prompt`` a group's common prompt runs
-    through the model once (:func:`~rlvr_lab.policy.shared_prefix_logprobs`, equal up to float rounding).
-    """
-    seqs, masks = [f[0] for f in flat], [f[1] for f in flat]
-    if share_prompt:
-        return shared_prefix_logprobs(model, seqs, masks, prefix, sampling, pad_id)
-    logp, mask, logits = completion_logprobs(model, seqs, masks, sampling, pad_id, with_logits=True)
-    return logp, mask, logits, mask
+def sample_step(run: Run, learner: Learner, step: int) -> Sampled:
+    """Sample G completions for the step's tasks, send them to the verifier, and score them under the
+    reference model while it works."""
+    config = run.config
+    rng = random.Random(f"{config.seed}:step:{step}")
+    tasks = rng.sample(run.train_tasks, min(config.tasks_per_step, len(run.train_tasks)))
+    started = time.perf_counter()
+    gen = learner.sample_gen if learner.sample_gen is not None else learner.generator
+    collection = start_collect(learner.handle(run), tasks, config.group_size, run.grader, step, gen,
+                               config.multi_turn)
+    with run.timer.phase("reference"):
+        ref = reference_logprobs(learner.ref_model, collection.records, run.sampling, learner.tok.pad_token_id,
+                                 config.share_prompt)
+    return Sampled(step, collection, ref, started)
 
 
-def _prefix_lengths(records: list[RolloutRecord]) -> list[int]:
-    return [len(r.invocations[0].prefix_ids) for r in records]
-
-
-def reference_logprobs(ref_model, records: list[RolloutRecord], sampling: SamplingConfig, pad_id: int,
-                       share_prompt: bool = True) -> dict[str, torch.Tensor]:
-    """Log-probs of every record's tokens under the frozen reference model, keyed by rollout id.
-
-    Each value has shape (len(ids) - 1,), aligned like :func:`~rlvr_lab.policy.completion_logprobs`
-    (context positions are 0). They need no verdict, so the trainer computes them while the verifier runs.
-    """
-    if not records:
-        return {}
-    flat = [flatten(r) for r in records]
-    with torch.no_grad():
-        logp = score(ref_model, flat, _prefix_lengths(records), sampling, pad_id, share_prompt)[0]
-    return {r.rollout_id: logp[i, :len(f[0]) - 1].float() for i, (r, f) in enumerate(zip(records, flat))}
-
-
-def grpo_update(model, ref_model, optimizer, records: list[RolloutRecord], config: TrainConfig, pad_id: int,
-                sampling: SamplingConfig, ref: dict[str, torch.Tensor] | None = None) -> dict:
-    """``passes`` optimizer steps of the GRPO loss on admitted records; returns diagnostics (17.5).
-
-    ``ref`` holds the records' reference log-probs from :func:`reference_logprobs` when they were computed
-    ahead (while the verifier ran); without it they are computed here.
-    """
-    from rlvr_lab import grpo
-
-    groups: dict[str, list[RolloutRecord]] = {}
+def grade_step(run: Run, learner: Learner, sampled: Sampled) -> Graded:
+    """Wait for the verdicts, apply the complete-group rule, record each rollout's age and lag."""
+    records, times = finish_collect(sampled.collection, run.grader)
+    run.timer.add("sample", times["sample_s"])
+    run.timer.add("verify", times["verify_s"])
+    records, retry_s = apply_closure(records, run.config, run.grader, learner.version, run.by_id)
     for r in records:
-        groups.setdefault(r.group_id, []).append(r)
-    advs, order = [], []
-    for members in groups.values():
-        a = grpo.group_advantages([m.reward for m in members], eps=1e-8, std=config.std)
-        advs += [float(adv) for adv in a]
-        order += members
-    flat = [flatten(m) for m in order]  # (ids, score mask, behaviour log-probs) per record, once
-    prefix = _prefix_lengths(order)
-    device = next(model.parameters()).device
-    width = max(len(f[0]) for f in flat)
-    old = torch.tensor([f[2] + [0.0] * (width - len(f[2])) for f in flat], dtype=torch.float32,
-                       device=device)[:, 1:]
-    adv_t = torch.tensor(advs, dtype=torch.float32, device=device)
-    if ref is None:
-        ref = reference_logprobs(ref_model, order, sampling, pad_id, config.share_prompt)
-    ref_logp = torch.zeros((len(order), width - 1), dtype=torch.float32, device=device)
-    for i, m in enumerate(order):
-        ref_logp[i, :ref[m.rollout_id].shape[0]] = ref[m.rollout_id].to(device)
-    turns = 2 if config.multi_turn else 1
-    constant = None
-    if config.norm == "constant":
-        constant = float(config.norm_constant or config.max_new_tokens * turns)
-    diags: dict = {}
-    model.train()
-    for p in range(config.passes):
-        logp, mask, logits, logits_mask = score(model, flat, prefix, sampling, pad_id, config.share_prompt)
-        loss, d = grpo.grpo_loss(logp, old, ref_logp.float(), adv_t, mask, config.eps_low, config.eps_high,
-                                 config.beta, norm=config.norm, constant=constant)
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"GRPO loss is not finite ({float(loss)}) at pass {p}")
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
-        optimizer.step()
-        if p == 0:
-            with torch.no_grad():
-                diags["entropy"] = float(grpo.token_entropy(logits.float() / sampling.temperature, logits_mask))
-                diags["replay_max_dev"] = float(((logp.detach() - old).abs() * mask).max())
-        for k, v in d.items():
-            diags[f"{k}" if p == config.passes - 1 else f"{k}_pass{p}"] = _scalar(v)
-        diags["loss"] = loss.item()
-        diags["grad_norm"] = float(grad_norm)
-    model.eval()
-    diags["scored_tokens"] = float(sum(sum(f[1]) for f in flat))
+        r.age_s = time.perf_counter() - sampled.started
+    run.timer.add("verify", retry_s)
+    return Graded(sampled.step, records, times, retry_s, sampled.ref)
+
+
+def update_step(run: Run, learner: Learner, graded: Graded) -> dict:
+    """``passes`` GRPO optimizer steps on the admitted records (none admitted: no update); diagnostics."""
+    admitted = [r for r in graded.records if r.admitted]
+    if not admitted:
+        return {}
+    with run.timer.phase("update"):
+        diags = grpo_update(learner.model, learner.ref_model, learner.optimizer, admitted, run.config,
+                            learner.tok.pad_token_id, run.sampling, graded.ref)
+    learner.version += run.config.passes
     return diags
 
 
-def _scalar(value):
-    if isinstance(value, torch.Tensor):
-        return value.detach().float().tolist() if value.numel() > 1 else float(value)
-    return value
+def log_step(run: Run, learner: Learner, graded: Graded, diags: dict, progress: Progress, bar) -> dict:
+    """Write the records and the metrics row; evaluate and checkpoint when due; returns the row."""
+    config, step = run.config, graded.step
+    write_records(run.records_path, graded.records)
+    progress.rollouts += len(graded.records)
+    step_s = time.perf_counter() - progress.mark  # wall time since the previous step was done
+    progress.grpo_s += step_s
+    row = _step_row(step, learner.version, graded.records, diags, graded.times, step_s, graded.retry_s)
+    if _due(step, config.eval_every, config):
+        with run.timer.phase("eval"):
+            progress.last_eval, _ = evaluate(learner.handle(run), run.heldout, config, run.grader, f"s{step}")
+        row.update({f"heldout_{k}": v for k, v in progress.last_eval.items()})
+    progress.log.append(row)
+    if _due(step, config.checkpoint_every, config):
+        with run.timer.phase("checkpoint"):
+            ckpt.save_checkpoint(config.out_dir, step, learner.model, learner.tok, learner.optimizer,
+                                 learner.generator, learner.version, run.records_path, progress.log.jsonl,
+                                 progress.lineage)
+    if bar is not None:
+        bar.update(1)
+        bar.set_postfix(reward=f"{row['reward_mean']:.2f}", heldout=f"{progress.last_eval.get('pass1', 0):.2f}")
+    progress.mark = time.perf_counter()
+    return row
+
+
+def _due(step: int, every: int, config: TrainConfig) -> bool:
+    """Every ``every`` steps and at the last one (evaluations, checkpoints; the overlap pipeline drains)."""
+    return (step + 1) % every == 0 or step + 1 == config.grpo_steps
+
+
+def train(config: TrainConfig, pool=None) -> TrainResult:
+    """Run warm start, GRPO and evaluation; resumes from ``out_dir``'s latest checkpoint when one exists.
+
+    ``pool`` defaults to a fresh :class:`rlvr_lab.verifier.VerifierPool` (closed at the end). Under
+    ``overlap`` a graded batch waits: its update runs while the next batch is verified.
+    """
+    run = setup(config, pool)
+    bar = _progress(config)
+    try:
+        run.timer.add("setup", run.timer.elapsed())
+        model, tok, before = warm_start(run, bar)
+        log = MetricsLog(config.out_dir)
+        learner, start_step = make_learner(run, model, tok, log)
+        progress = Progress(_lineage(config, learner.tok_digest, run.warm_dir, run.pool), log, dict(before))
+        waiting, stopped = None, False
+        for step in range(start_step, config.grpo_steps):
+            if config.stop_after_steps is not None and step - start_step >= config.stop_after_steps:
+                stopped = True  # as if killed: a batch still waiting for its update is lost with the process
+                break
+            sampled = sample_step(run, learner, step)
+            if waiting is not None:
+                log_step(run, learner, waiting, update_step(run, learner, waiting), progress, bar)
+                waiting = None
+            graded = grade_step(run, learner, sampled)
+            drains = _due(step, config.eval_every, config) or _due(step, config.checkpoint_every, config)
+            if config.overlap and not drains:
+                waiting = graded
+            else:
+                log_step(run, learner, graded, update_step(run, learner, graded), progress, bar)
+        after = before if not stopped and config.grpo_steps == 0 else progress.last_eval
+        result = TrainResult(config.out_dir, before, after, run.timer.elapsed(), run.timer.seconds,
+                             config.grpo_steps, progress.rollouts, log.rows(), stopped, progress.grpo_s)
+        if not stopped:
+            from rlvr_lab.train.report import write_report
+
+            write_report(result, config, run.grader)
+        return result
+    finally:
+        if bar is not None:
+            bar.close()
+        run.close()
 
 
 def _lineage(config: TrainConfig, tok_digest: str, parent: str, pool) -> dict:
@@ -278,164 +299,7 @@ def _lineage(config: TrainConfig, tok_digest: str, parent: str, pool) -> dict:
     }
 
 
-def train(config: TrainConfig, pool=None) -> TrainResult:
-    """Run warm start, GRPO and evaluation; resumes from ``out_dir``'s latest checkpoint when one exists.
-
-    ``pool`` defaults to a fresh :class:`rlvr_lab.verifier.VerifierPool` (closed at the end).
-    """
-    t_start = time.perf_counter()
-    timing = {k: 0.0 for k in ("setup", "sft", "sample", "reference", "verify", "update", "eval", "checkpoint")}
-    os.makedirs(config.out_dir, exist_ok=True)
-    torch.manual_seed(config.seed)
-    random.seed(config.seed)
-    device = resolve_device(config.device)
-    suite = make_suite(seed=config.seed, families=tuple(sorted(set(config.families) | set(config.sft_families))),
-                       variants=config.variants, heldout_fraction=config.heldout_fraction,
-                       problems_per_family=config.problems_per_family)
-    train_tasks = split_tasks(suite, "train", config.families)
-    heldout = heldout_subset(config, suite)
-    by_id = {t.task_id: t for t in suite}
-    own_pool = pool is None
-    pool = open_pool(config) if own_pool else pool
-    grader = Grader(pool, cache=config.verdict_cache, timeout_s=config.verify_timeout_s)
-    sampling = sampling_of(config)
-    records_path = os.path.join(config.out_dir, "records.jsonl")
-    log = MetricsLog(config.out_dir)
-    warm_dir = os.path.join(config.out_dir, "warmstart")
-    bar = _progress(config)
-    try:
-        resume = ckpt.latest_checkpoint(config.out_dir)
-        timing["setup"] = time.perf_counter() - t_start
-        if os.path.exists(os.path.join(warm_dir, "lineage.json")):
-            model, tok = load_policy(warm_dir, device=str(device), dtype=resolve_dtype(config.dtype, device))
-            before = ckpt.read_lineage(warm_dir)["heldout"]
-        else:
-            t0 = time.perf_counter()
-            model, tok = build_policy(config, suite, device)
-            demos = split_tasks(suite, "train", config.sft_families)
-            sft_losses = sft(model, tok, demos, config.sft_steps, config.sft_batch, config.sft_lr, config.seed,
-                             progress=bar)
-            timing["sft"] = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            handle = PolicyHandle(model, tok, 0, sampling, tokenizer_digest(tok))
-            before, _ = evaluate(handle, heldout, config, grader, "warm")
-            timing["eval"] += time.perf_counter() - t0
-            save_policy(model, tok, warm_dir)
-            lineage = _lineage(config, tokenizer_digest(tok), config.model or "config:" + config.model_size, pool)
-            lineage.update({"heldout": before, "sft_final_nll": sft_losses[-1] if sft_losses else None,
-                            "sft_demonstrations": len(demos)})
-            _write_json(os.path.join(warm_dir, "lineage.json"), lineage)
-        tok_digest = tokenizer_digest(tok)
-        ref_model = copy.deepcopy(model).eval()
-        for p in ref_model.parameters():
-            p.requires_grad_(False)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.0)
-        generator = torch.Generator(device="cpu").manual_seed(config.seed + 1)
-        sample_gen = _generator_for(model, config.seed + 1)
-        start_step, version = 0, 0
-        if resume is not None:
-            state = ckpt.load_trainer_state(resume)
-            model_r, _ = load_policy(resume, device=str(device), dtype=resolve_dtype(config.dtype, device))
-            model.load_state_dict(model_r.state_dict())
-            optimizer.load_state_dict(state["optimizer"])
-            ckpt.restore_rng(state["rng"], generator)
-            ckpt.truncate_to(records_path, state["records_size"])
-            ckpt.truncate_to(log.jsonl, state["metrics_size"])
-            start_step, version = state["step"] + 1, state["version"]
-        else:
-            ckpt.truncate_to(records_path, 0)
-            ckpt.truncate_to(log.jsonl, 0)
-        lineage = _lineage(config, tok_digest, warm_dir, pool)
-        rollouts = 0
-        stopped = False
-        last_eval = dict(before)
-        grpo_s = 0.0
-        t_mark = time.perf_counter()
-        waiting = None  # under overlap: a graded batch whose update runs while the next one is verified
-
-        def evaluates(step: int) -> bool:
-            return (step + 1) % config.eval_every == 0 or step + 1 == config.grpo_steps
-
-        def checkpoints(step: int) -> bool:
-            return (step + 1) % config.checkpoint_every == 0 or step + 1 == config.grpo_steps
-
-        def update_and_log(step, records, times, retry_s, ref):
-            nonlocal version, rollouts, last_eval, t_mark, grpo_s
-            admitted = [r for r in records if r.admitted]
-            t0 = time.perf_counter()
-            diags = grpo_update(model, ref_model, optimizer, admitted, config, tok.pad_token_id, sampling, ref) \
-                if admitted else {}
-            version += config.passes if admitted else 0
-            timing["update"] += time.perf_counter() - t0
-            write_records(records_path, records)
-            rollouts += len(records)
-            step_s = time.perf_counter() - t_mark  # wall time since the previous step was done
-            grpo_s += step_s
-            row = _step_row(step, version, records, diags, times, step_s, retry_s)
-            if evaluates(step):
-                t0 = time.perf_counter()
-                last_eval, _ = evaluate(PolicyHandle(model, tok, version, sampling, tok_digest), heldout, config,
-                                        grader, f"s{step}")
-                timing["eval"] += time.perf_counter() - t0
-                row.update({f"heldout_{k}": v for k, v in last_eval.items()})
-            log.append(row)
-            if checkpoints(step):
-                t0 = time.perf_counter()
-                ckpt.save_checkpoint(config.out_dir, step, model, tok, optimizer, generator, version, records_path,
-                                     log.jsonl, lineage)
-                timing["checkpoint"] += time.perf_counter() - t0
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(reward=f"{row['reward_mean']:.2f}", heldout=f"{last_eval.get('pass1', 0):.2f}")
-            t_mark = time.perf_counter()
-
-        for step in range(start_step, config.grpo_steps):
-            if config.stop_after_steps is not None and step - start_step >= config.stop_after_steps:
-                stopped = True  # as if killed: a batch still waiting for its update is lost with the process
-                break
-            rng = random.Random(f"{config.seed}:step:{step}")
-            tasks = rng.sample(train_tasks, min(config.tasks_per_step, len(train_tasks)))
-            handle = PolicyHandle(model, tok, version, sampling, tok_digest)
-            gen = sample_gen if sample_gen is not None else generator
-            t_collect = time.perf_counter()
-            batch = start_collect(handle, tasks, config.group_size, grader, step, gen, config.multi_turn)
-            t0 = time.perf_counter()
-            ref = reference_logprobs(ref_model, batch.records, sampling, tok.pad_token_id,
-                                     config.share_prompt)  # while the verifier is busy
-            timing["reference"] += time.perf_counter() - t0
-            if waiting is not None:
-                update_and_log(*waiting)  # the previous batch, while this one is verified
-                waiting = None
-            records, times = finish_collect(batch, grader)
-            timing["sample"] += times["sample_s"]
-            timing["verify"] += times["verify_s"]
-            records, retry_s = _apply_closure(records, config, grader, version, by_id)
-            for r in records:
-                r.age_s = time.perf_counter() - t_collect
-            timing["verify"] += retry_s
-            if config.overlap and not (evaluates(step) or checkpoints(step)):  # the pipeline drains there
-                waiting = (step, records, times, retry_s, ref)
-            else:
-                update_and_log(step, records, times, retry_s, ref)
-        after = last_eval
-        if not stopped and config.grpo_steps == 0:
-            after = before
-        wall = time.perf_counter() - t_start
-        result = TrainResult(config.out_dir, before, after, wall, timing, config.grpo_steps, rollouts, log.rows(),
-                             stopped, grpo_s)
-        if not stopped:
-            from rlvr_lab.train.report import write_report
-
-            write_report(result, config, grader)
-        return result
-    finally:
-        if bar is not None:
-            bar.close()
-        if own_pool:
-            pool.close()
-
-
-def _apply_closure(records: list[RolloutRecord], config: TrainConfig, grader: Grader, trainer_version: int,
+def apply_closure(records: list[RolloutRecord], config: TrainConfig, grader: Grader, trainer_version: int,
                    tasks: dict[str, CodeTask]) -> tuple[list[RolloutRecord], float]:
     """Apply the declared complete-group rule; under ``wait`` resubmit unresolved members first."""
     spent = 0.0
@@ -491,7 +355,5 @@ def _progress(config: TrainConfig):
 
 
 def _write_json(path: str, data: dict) -> None:
-    import json
-
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(data, fh, indent=2, sort_keys=True, default=str)

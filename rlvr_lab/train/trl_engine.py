@@ -37,34 +37,27 @@ def train_trl(config: TrainConfig, pool=None):
     from trl import GRPOConfig, GRPOTrainer
 
     from rlvr_lab.policy import load_policy
-    from rlvr_lab.tasks import make_suite, split_tasks
     from rlvr_lab.train import grpo_loop
     from rlvr_lab.train.checkpoint import read_lineage
-    from rlvr_lab.train.rollout import Grader, PolicyHandle, tokenizer_digest
+    from rlvr_lab.train.learner import evaluate
+    from rlvr_lab.train.rollout import PolicyHandle, tokenizer_digest
+    from rlvr_lab.train.run import resolve_dtype, setup
 
-    t_start = time.perf_counter()
-    warm_dir = os.path.join(config.out_dir, "warmstart")
-    own_pool = pool is None
-    pool = grpo_loop.open_pool(config) if own_pool else pool
+    run = setup(config, pool)
     try:
-        if not os.path.exists(os.path.join(warm_dir, "lineage.json")):
-            grpo_loop.train(config.with_overrides(grpo_steps=0, engine="ours", plots=False), pool=pool)
-        timing = {"sft+eval_before": time.perf_counter() - t_start}
-        device = grpo_loop.resolve_device(config.device)
-        model, tok = load_policy(warm_dir, device=str(device), dtype=grpo_loop.resolve_dtype(config.dtype, device))
-        before = read_lineage(warm_dir)["heldout"]
-        suite = make_suite(seed=config.seed, families=tuple(sorted(set(config.families) | set(config.sft_families))),
-                           variants=config.variants, heldout_fraction=config.heldout_fraction,
-                           problems_per_family=config.problems_per_family)
-        train_tasks = split_tasks(suite, "train", config.families)
-        by_id = {t.task_id: t for t in suite}
-        grader = Grader(pool, cache=config.verdict_cache, timeout_s=config.verify_timeout_s)
+        if not os.path.exists(os.path.join(run.warm_dir, "lineage.json")):
+            grpo_loop.train(config.with_overrides(grpo_steps=0, engine="ours", plots=False), pool=run.pool)
+        timing = {"sft+eval_before": run.timer.elapsed()}
+        device = run.device
+        model, tok = load_policy(run.warm_dir, device=str(device), dtype=resolve_dtype(config.dtype, device))
+        before = read_lineage(run.warm_dir)["heldout"]
+        train_tasks, by_id, grader = run.train_tasks, run.by_id, run.grader
         bos = tok.bos_token or ""
         data = Dataset.from_list([{"prompt": bos + t.prompt, "task_id": t.task_id} for t in train_tasks])
         rollouts_per_step = config.tasks_per_step * config.group_size
         args = GRPOConfig(
             output_dir=os.path.join(config.out_dir, "trl"), seed=config.seed, use_cpu=device.type == "cpu",
-            bf16=grpo_loop.resolve_dtype(config.dtype, device) == torch.bfloat16,
+            bf16=resolve_dtype(config.dtype, device) == torch.bfloat16,
             per_device_train_batch_size=rollouts_per_step, num_generations=config.group_size,
             steps_per_generation=1, num_iterations=config.passes, max_steps=config.grpo_steps * config.passes,
             learning_rate=config.lr, lr_scheduler_type="constant", warmup_steps=0, weight_decay=0.0,
@@ -83,17 +76,15 @@ def train_trl(config: TrainConfig, pool=None):
         timing["verify"] = grader.seconds
         model = trainer.model.eval()
         t0 = time.perf_counter()
-        handle = PolicyHandle(model, tok, config.grpo_steps * config.passes, grpo_loop.sampling_of(config),
-                              tokenizer_digest(tok))
-        after, _ = grpo_loop.evaluate(handle, grpo_loop.heldout_subset(config, suite), config, grader, "trl")
+        handle = PolicyHandle(model, tok, config.grpo_steps * config.passes, run.sampling, tokenizer_digest(tok))
+        after, _ = evaluate(handle, run.heldout, config, grader, "trl")
         timing["eval"] = time.perf_counter() - t0
         rows = [dict(r, step=i) for i, r in enumerate(trainer.state.log_history)]
-        result = grpo_loop.TrainResult(config.out_dir, before, after, time.perf_counter() - t_start, timing,
+        result = grpo_loop.TrainResult(config.out_dir, before, after, run.timer.elapsed(), timing,
                                        config.grpo_steps, config.grpo_steps * rollouts_per_step, rows)
         from rlvr_lab.train.report import write_report
 
         write_report(result, config.with_overrides(plots=False), grader)
         return result
     finally:
-        if own_pool:
-            pool.close()
+        run.close()
