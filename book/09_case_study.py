@@ -1,0 +1,471 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% tags=["remove-cell"]
+# Colab only: install the course library (this cell is written by scripts/install_cells.py).
+try:
+    import google.colab  # noqa: F401  (importable on Colab only)
+    ON_COLAB = True
+except ImportError:
+    ON_COLAB = False
+if ON_COLAB:
+    import os, subprocess, sys
+    from pathlib import Path
+    source = os.environ.get("RLVR_LAB_SOURCE", "git+https://github.com/rlvr-lab/rlvr-lab")  # a git URL or a wheel file
+    if "://" not in source and not source.startswith("git+"):
+        source = Path(source).absolute().as_uri()
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", f"rlvr-lab[runtime] @ {source}"])
+
+# %% [markdown]
+# # 9. Case study: one repair group through the whole loop
+#
+# (ch9-goals)=
+# ## Goals
+#
+# This chapter follows a single GRPO group, the connection-pool repair with rewards $[0, 1, 0]$, through
+# every stage of the loop, using the real `rlvr_lab` objects at each step. By the end you can:
+#
+# - say which question each stage answers, and why no other stage can answer it;
+# - check that the lone pass is evidence: an isolated, repeated verdict on a fresh fixture;
+# - check that the update can be computed on what the policy saw: records, versions, and the complete-group
+#   rule;
+# - compute the coefficients and the per-token weights the group produces, then take one real GRPO step and
+#   see the probabilities move;
+# - distinguish promoting a checkpoint to the rollout fleet from releasing it.
+
+# %% [markdown]
+# ## The group
+#
+# Three fresh trials, `rl_trial_01` to `rl_trial_03`, attempt task `pool_repair_01` on fixture
+# `pool_fixture_v1`. They were sampled from the supervised checkpoint `trained_policy_v1`, and each ends in a
+# verdict under the acceptance suite `repair_accept_v1`. The bug is a lost wake-up: a thread waiting in
+# `acquire` is not notified when another thread releases a connection, so it stalls until its timeout although
+# a connection is free.
+#
+# The course's tiny model cannot write a concurrency fix, so the three candidates below are the fixture's own
+# reference patches: one correct repair, and two plausible wrong ones that a policy could well produce. They
+# play the roles of the three rollouts. Everything that happens to them from here on is what the trainer
+# does to sampled rollouts.
+
+# %%
+import dataclasses, difflib, json, os, tempfile
+import numpy as np
+import torch
+from rlvr_lab.verifier import Verifier
+from rlvr_lab.verifier.fixtures import load_exploit, load_fixture, load_reference
+
+fixture = load_fixture("pool_repair_01")
+trials = {
+    "rl_trial_01": load_reference("pool_repair_01", "bad_unlocked_notify"),
+    "rl_trial_02": load_reference("pool_repair_01", "good"),
+    "rl_trial_03": load_reference("pool_repair_01", "bad_racy_snapshot"),
+}
+base = fixture.files["pool_fixture/pool.py"]
+for trial, cand in trials.items():
+    new = cand.files["pool_fixture/pool.py"]
+    diff = [
+        l
+        for l in difflib.unified_diff(
+            base.splitlines(), new.splitlines(), lineterm="", n=0
+        )
+        if l[:1] in "+-" and not l.startswith(("+++", "---"))
+    ]
+    print(f"{trial}: {len(diff)} changed line(s)")
+    for line in diff[:6]:
+        print("   ", line)
+
+# %% [markdown]
+# (ch9-stage-verdict)=
+# ## Stage 1 · Is the lone pass a pass?
+#
+# A $[0, 1, 0]$ group on a hard bug is exactly what tampering looks like, so the middle verdict counts only if
+# it came from the assessment side of the two-workspace design ({doc}`06_verifier_isolation`). Each patch is
+# admitted only as a change to `pool_fixture/*.py`, applied to a fresh copy of the fixture, and graded by a
+# trusted runner the candidate cannot reach. The fixture is timing-sensitive, so its manifest declares $K$ trials
+# under the all-pass rule with stop-on-first-rejection; the verifier reads $K$ from the fixture.
+
+# %%
+verifier = Verifier(backend="auto")
+print(f"K = {fixture.trials} trials per verification, stopping at the first rejection")
+verdicts = {trial: verifier.verify(cand, fixture) for trial, cand in trials.items()}
+print(
+    "\n".join(
+        f"{trial}: {v.outcome:5s} after {len(v.trials)} trial(s); {v.stop_reason}; fixture "
+        f"{v.fixture_version}, checker {v.checker_version}, backend {v.backend}"
+        for trial, v in verdicts.items()
+    )
+)
+print("rewards:", [verdicts[t].reward for t in trials])
+
+# %% [markdown]
+# With the chapter's hypothetical rates, a wrong patch that passes one trial with probability 0.20 is accepted
+# by three trials with probability 0.8 %, and a right patch with per-trial rate 0.98 is rejected 5.88 % of the
+# time, by equation {eq}`ch6-allpass`. Had a trial's verifier crashed or its container been preempted, the verdict
+# would be `pending` or `unknown` and the reward `None`: coercing it to 0 would punish the policy for the
+# cluster and shift the group's baseline ({ref}`ch5-censored`).
+#
+# What would a naive harness have said about a tampered middle rollout? The gallery's report-rewriting
+# `conftest.py` answers:
+
+# %%
+from rlvr_lab.verifier.naive import NaiveVerifier
+
+tampered = load_exploit("conftest_report_patch")
+print(
+    f"conftest_report_patch: naive -> {NaiveVerifier().verify(tampered, fixture).outcome}, "
+    f"isolated -> {verifier.verify(tampered, fixture, trials=1).outcome}"
+)
+
+# %% [markdown]
+# (ch9-stage-record)=
+# ## Stage 2 · Can the update be computed on what the policy saw?
+#
+# The update needs, for each rollout, the delivered prefix, the sampled token ids, the behaviour log-probs
+# under the recorded sampling configuration, and the weights version ({doc}`05_multi_turn`). We build those
+# records with the course's policy and tokenizer. The prompt is the fixture as the policy sees it (the task
+# description and the editable file, never the hidden tests); the completion is the candidate's new file.
+# Because the tiny model did not actually write these patches, we *score* each one under the behaviour
+# policy to obtain the log-probabilities a sampler would have recorded; from here on the arithmetic is exactly
+# the trainer's.
+
+# %%
+from rlvr_lab.policy import (
+    SamplingConfig,
+    build_model,
+    completion_logprobs,
+    train_tokenizer,
+)
+from rlvr_lab.records import Invocation, RolloutRecord, close_group
+from rlvr_lab.tasks import fixture_task
+from rlvr_lab.train import prompt_ids, tokenizer_digest
+
+task = fixture_task(fixture, split="train")
+texts = {t: c.files["pool_fixture/pool.py"] for t, c in trials.items()}
+tok = train_tokenizer([task.prompt] + list(texts.values()), vocab_size=1024)
+policy = build_model(
+    tok, "tiny", seed=0, max_positions=4096
+).eval()  # plays trained_policy_v1
+sampling = SamplingConfig(temperature=1.0, max_new_tokens=2048)
+prefix = prompt_ids(tok, task.prompt)
+
+completions = {
+    t: tok(text, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+    for t, text in texts.items()
+}
+seqs = [prefix + c for c in completions.values()]
+masks = [[0] * len(prefix) + [1] * len(c) for c in completions.values()]
+with torch.no_grad():  # one batched pass scores all three rollouts
+    lp, m = completion_logprobs(policy, seqs, masks, sampling, tok.pad_token_id)
+
+records = []
+for k, (trial, completion) in enumerate(completions.items()):
+    behaviour = lp[k][m[k] > 0].tolist()
+    v = verdicts[trial]
+    records.append(
+        RolloutRecord(
+            rollout_id=trial,
+            group_id="pool_repair_01-g0",
+            task_id=task.task_id,
+            problem_id=task.problem_id,
+            split=task.split,
+            step=0,
+            fixture=fixture.name,
+            fixture_version=fixture.version,
+            sampling=sampling.to_dict(),
+            tokenizer_digest=tokenizer_digest(tok),
+            invocations=[
+                Invocation(
+                    0,
+                    prefix,
+                    completion,
+                    behaviour,
+                    policy_version=0,
+                    stop_reason="eos",
+                )
+            ],
+            completion_text=texts[trial],
+            verdict=v.outcome,
+            reward=v.reward,
+            evidence=v.to_dict(),
+            stop_reason="eos",
+            prompt_tokens=len(prefix),
+            completion_tokens=len(completion),
+            policy_version=0,
+        )
+    )
+for r in records:
+    print(
+        f"{r.rollout_id}: {r.prompt_tokens} prompt tokens, {r.completion_tokens} policy tokens, "
+        f"verdict {r.verdict}, version {r.policy_version}"
+    )
+
+# %% [markdown]
+# Before admission the trainer checks each record's **version lag** against its bound. For a steady trainer
+# the lag is the number of training steps that finished while the rollout was in flight,
+# $\Delta\mathrm{ver} = \lfloor \tau_{\mathrm{admit}} / T_{\mathrm{step}} \rfloor$, equation {eq}`ch8-lag`. Say the
+# trainer steps every 40 s, the bound is one version, and the three trials took 25 s, 38 s and 52 s from
+# first prompt token to admission:
+
+# %%
+from rlvr_lab.cycle_time import admit, version_lag
+
+ages = {"rl_trial_01": 25.0, "rl_trial_02": 38.0, "rl_trial_03": 52.0}
+for trial, age in ages.items():
+    print(
+        f"{trial}: lag {version_lag(age, 40.0)} version(s), admitted: {admit(age, 40.0, max_lag=1)}"
+    )
+print(
+    "complete-group rule:",
+    close_group(records, planned=3, trainer_version=0, max_lag=1),
+)
+
+# %% [markdown]
+# All three rewards are resolved and all three records are within the bound, so the **planned** group is
+# eligible. Under the declared complete-group rule an unresolved or stale member would have kept the whole
+# group out; dropping that member and re-normalising over the other two would be a different objective that
+# needs its own declaration and its own selection analysis. The widget shows how the admitted share reacts
+# to the staleness bound and the step time, for our three trials plus a tenth of slow rollouts that take 95 s.
+
+# %%
+from rlvr_lab.widgets import staleness_explorer
+
+staleness_explorer(
+    step_s=40.0, max_lag=1, ages=(25.0, 38.0, 52.0, 95.0), weights=(0.3, 0.3, 0.3, 0.1)
+)
+
+# %% [markdown]
+# (ch9-stage-coefficients)=
+# ## Stage 3 · How hard does the evidence push?
+#
+# Only now does GRPO {cite}`shao2024deepseekmath` compute coefficients. The group $[0, 1, 0]$ gives $+1.414214$ to the pass and
+# $-0.707107$ to each failure, by equation {eq}`ch4-advantage`. Under per-rollout averaging every token of rollout
+# $i$ carries $\hat A_i/|o_i|$, equation {eq}`ch7-weight`, so the *length* of each failure decides how hard its
+# tokens are pushed down:
+
+# %%
+from rlvr_lab.grpo import group_advantages, per_token_weights
+
+adv = group_advantages([r.reward for r in records])
+lengths = [r.completion_tokens for r in records]
+w_seq = per_token_weights(adv, lengths, norm="sequence")
+w_const = per_token_weights(adv, lengths, norm="constant")
+for r, a, ws, wc in zip(records, adv, w_seq, w_const):
+    print(
+        f"{r.rollout_id}: A = {a:+.6f}, |o| = {r.completion_tokens}, per-token weight "
+        f"{ws:+.2e} (per-rollout) / {wc:+.2e} (constant)"
+    )
+
+# %% [markdown]
+# The reward scores only the outcome, so every token of `rl_trial_02` gets the same coefficient: the one
+# line that adds the missing notification and the hundred unchanged lines around it are reinforced alike.
+# Only many such groups, where the notification line is the consistent difference between passes and
+# failures, separate them statistically. The frozen reference policy stays a separate object from the
+# behaviour policy and contributes only the KL penalty.
+
+# %% [markdown]
+# (ch9-stage-update)=
+# ## Stage 4 · The update
+#
+# `rlvr_lab.train.grpo_update` is the trainer's update: it flattens the admitted records, recomputes
+# the log-probs under the current weights on the recorded prefixes, and minimises the negative GRPO objective
+# against the recorded behaviour log-probs and a frozen reference copy. The configuration is the record of the
+# objective: clip widths, normalisation, dispersion convention and KL weight travel with the update.
+
+# %%
+import copy
+from rlvr_lab.train import TrainConfig
+from rlvr_lab.train import grpo_update
+
+config = TrainConfig.preset(
+    "ci",
+    group_size=3,
+    passes=1,
+    lr=1e-3,
+    eps_low=0.2,
+    eps_high=0.28,
+    beta=0.02,
+    norm="sequence",
+    std="population",
+    max_new_tokens=2048,
+)
+reference = copy.deepcopy(policy).eval()
+optimizer = torch.optim.AdamW(policy.parameters(), lr=config.lr, weight_decay=0.0)
+
+
+def sequence_logp(model):
+    # total log-probability (nats) of each rollout's policy tokens on its recorded prefix
+    with torch.no_grad():
+        lp, m = completion_logprobs(model, seqs, masks, sampling, tok.pad_token_id)
+    return (lp * m).sum(dim=1).numpy()
+
+
+before = sequence_logp(policy)
+diags = grpo_update(
+    policy, reference, optimizer, records, config, tok.pad_token_id, sampling
+)
+after = sequence_logp(policy)
+print(
+    {
+        k: round(diags[k], 6)
+        for k in ("loss", "replay_max_dev", "kl_mean", "entropy")
+        if k in diags
+    }
+)
+for r, b, a in zip(records, before, after):
+    print(
+        f"{r.rollout_id} ({r.verdict}): log-prob of the whole completion {b:9.2f} -> {a:9.2f} nats"
+    )
+gap_before, gap_after = before[1] - before[[0, 2]], after[1] - after[[0, 2]]
+for other, gb, ga in zip(["rl_trial_01", "rl_trial_03"], gap_before, gap_after):
+    print(f"log p(pass) - log p({other}): {gb:8.3f} -> {ga:8.3f} nats ({ga - gb:+.3f})")
+
+# %% [markdown]
+# `replay_max_dev` is the replay check of {doc}`05_multi_turn`: before the step the recomputed log-probs
+# equal the recorded ones, so every ratio starts at 1 and the clip is inactive.
+#
+# Look at the last line first: the log-likelihood ratio of the pass against each failure grows, so after one
+# step the policy prefers the repair to both wrong patches by more than before. That is the whole intent of
+# the update. The absolute log-probabilities tell a subtler story. The three files share almost every token,
+# and on a shared token the three pushes nearly cancel, but not exactly: with per-rollout normalisation the
+# weights are $\hat A_i/|o_i|$, and because the racy failure is longer its negative weight is smaller, so the
+# shared tokens receive a small net *positive* push. AdamW's first step scales every parameter's move to
+# roughly the learning rate however small its gradient, so even that residue can lift all three completions.
+# A failure becoming more likely in absolute terms is therefore not a bug in the loop; it is equation
+# {eq}`ch7-weight` at work on near-identical rollouts, and it is why outcome rewards need many groups to
+# isolate the one line that matters.
+
+# %%
+from rlvr_lab import plots
+
+plots.case_study_figure(
+    names=list(trials),
+    trial_outcomes=[[t.outcome for t in verdicts[name].trials] for name in trials],
+    advantages=adv,
+    rewards_=[r.reward for r in records],
+    log_gap_growth=gap_after - gap_before,
+)
+
+# %% [markdown]
+# (ch9-stage-release)=
+# ## Stage 5 · Lineage, promotion and release
+#
+# An update over eligible groups produces a candidate checkpoint, call it `rl_policy_v1`. Its **lineage** binds
+# the weights and the sampling configuration to the records, the fixture and the verifier versions that
+# produced them, so that any later question (which data, which grader, which objective?) has an answer.
+
+# %%
+from transformers.utils import logging as hf_logging
+from rlvr_lab.records import write_records
+from rlvr_lab.train import read_lineage, save_checkpoint
+
+hf_logging.disable_progress_bar()
+
+out = tempfile.mkdtemp(prefix="rl_policy_v1-")
+records_path, metrics_path = os.path.join(out, "records.jsonl"), os.path.join(
+    out, "metrics.jsonl"
+)
+write_records(records_path, records)
+lineage = {
+    "name": "rl_policy_v1",
+    "parent": "trained_policy_v1",
+    "fixture": fixture.version,
+    "checker": fixture.checker_version,
+    "verifier_backend": verdicts["rl_trial_02"].backend,
+    "objective": {
+        k: getattr(config, k)
+        for k in ("group_size", "eps_low", "eps_high", "beta", "norm", "std")
+    },
+}
+path = save_checkpoint(
+    out,
+    0,
+    policy,
+    tok,
+    optimizer,
+    torch.Generator().manual_seed(0),
+    version=1,
+    records_path=records_path,
+    metrics_path=metrics_path,
+    lineage=lineage,
+)
+saved = read_lineage(path)
+print(
+    json.dumps(
+        {
+            k: saved[k]
+            for k in (
+                "name",
+                "parent",
+                "policy_version",
+                "fixture",
+                "checker",
+                "records",
+                "objective",
+            )
+        },
+        indent=1,
+    )
+)
+
+# %% [markdown]
+# Two decisions can follow, and they are not the same decision.
+#
+# **Promotion to the rollout fleet** is an internal training decision: the controller may let `rl_policy_v1`
+# collect the next batch once it passes cheap collection gates (template compatibility, tool-call syntax,
+# entropy bounds against collapse, memory), and every episode it samples records the promoted artefact's
+# digest and version.
+#
+# **Release to users** needs independent evidence. A higher training reward on a known fixture can coexist with
+# regressions on failure modes nobody sampled, and higher pass@1 can coexist with unchanged pass@$k$ at large
+# $k$ ({doc}`07_training_pathologies`). The release case rests on held-out recovery fixtures measured three
+# ways: pass@1, pass@$k$ at large $k$, and pass$^k$, the chance that $k$ independent runs *all* pass, which is
+# what a user who relies on the agent repeatedly experiences. (pass@$k$ is estimated without bias from $n \ge k$
+# samples with $c$ passes {cite}`chen2021codex`; the gap between pass@1 and pass@$k$ is the reliability-versus-reach
+# question of {cite}`yue2025rlreasoning`.)
+
+# %%
+from rlvr_lab import rewards
+
+n, c = 20, 15  # a held-out fixture sampled 20 times, 15 passes
+p = c / n
+print(
+    f"pass@1 = {rewards.pass_at_k(n, c, 1):.2f}, pass@10 = {rewards.pass_at_k(n, c, 10):.3f}, "
+    f"pass^5 = {rewards.pass_hat_k(p, 5):.3f}"
+)
+
+# %% [markdown]
+# A 75 % single-run success rate looks like a solved task at pass@10 and like an unreliable one at pass$^5$:
+# the three numbers answer different questions, and a release decision needs all three.
+#
+# (ch9-summary)=
+# ## Summary
+#
+# Each stage answered one question that no other stage could:
+#
+# | Stage | Question | Evidence in this chapter |
+# | --- | --- | --- |
+# | Isolated verification | Is the reward evidence? | $K$ trials on a fresh fixture by a trusted runner; the naive harness would have paid a tampered pass |
+# | Records and admission | Is the update faithful to what the policy saw? | recorded prefixes, ids, behaviour log-probs and versions; lag within bound; complete group |
+# | Coefficients | How hard does the evidence push? | $+1.41 / -0.71$, divided per token by each rollout's length |
+# | Update and lineage | What changed, and from what? | replay deviation 0 before the step; the pass gained on both failures; lineage bound to records and versions |
+# | Independent evaluation | Does the result belong in production? | pass@1, pass@$k$ and pass$^k$ on held-out fixtures, not training reward |
+#
+# (ch9-practice)=
+# ## Exercises and labs
+#
+# - Exercise 3, *Sizing an all-pass rule*: [student notebook](https://github.com/rlvr-lab/rlvr-lab/blob/main/labs/exercises/student/ex3_all_pass_rule.ipynb) ([Colab](https://colab.research.google.com/github/rlvr-lab/rlvr-lab/blob/main/labs/exercises/student/ex3_all_pass_rule.ipynb)). Revisits stage 1 with numbers.
+# - Exercise 7, *Staleness bounds and verifier provisioning*: [student notebook](https://github.com/rlvr-lab/rlvr-lab/blob/main/labs/exercises/student/ex7_staleness_provisioning.ipynb) ([Colab](https://colab.research.google.com/github/rlvr-lab/rlvr-lab/blob/main/labs/exercises/student/ex7_staleness_provisioning.ipynb)). Revisits stage 2 with numbers.
+# - Lab 1, *GRPO training*: [notebook](https://github.com/rlvr-lab/rlvr-lab/blob/main/labs/lab1_grpo_training.ipynb) ([Colab](https://colab.research.google.com/github/rlvr-lab/rlvr-lab/blob/main/labs/lab1_grpo_training.ipynb)). Runs this loop for many groups and steps on the course's function tasks, with sampled rollouts.
+# - Lab 4, *Reward hacking under optimisation*: [notebook](https://github.com/rlvr-lab/rlvr-lab/blob/main/labs/lab4_reward_hacking.ipynb) ([Colab](https://colab.research.google.com/github/rlvr-lab/rlvr-lab/blob/main/labs/lab4_reward_hacking.ipynb)). Shows what happens to the gradient when stage 1 is skipped.
