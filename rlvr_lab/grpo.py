@@ -188,13 +188,50 @@ def grpo_loss(logp, old_logp, ref_logp, advantages, mask, eps_low, eps_high, bet
     ref_logp = None if ref_logp is None else _tensor("ref_logp", ref_logp)
     mask = _tensor("mask", mask)
     keep = _check_loss_inputs(logp, old_logp, ref_logp, advantages, mask, beta)
+    if norm == "constant" and constant is not None:
+        constant = v.positive("constant", constant)
+    loss, ratio, adv, surrogate, kl = _objective(logp, old_logp, ref_logp, advantages, keep, lo, hi, beta, norm,
+                                                 constant)
+    return loss, _diagnostics(ratio.detach(), adv.detach(), keep, surrogate.detach(), kl, lo, hi)
+
+
+def grpo_loss_fast(logp, old_logp, ref_logp, advantages, mask, eps_low, eps_high, beta, norm="sequence",
+                   constant=None):
+    """The trainer's path to :func:`grpo_loss`: the same loss, bit for bit, without the argument checks and
+    with its statistics left on the device as 0-dim tensors (``clip_fraction``, ``clip_low_fraction``,
+    ``clip_high_fraction``, ``positive_fraction``, ``surrogate_mean``, ``tokens``, ``kl_mean``) and no
+    ratio quantiles, so nothing in it forces a GPU sync. Inputs must already be valid tensors
+    (:func:`grpo_loss` is the checked teaching API).
+
+    >>> z = torch.zeros(2, 3)
+    >>> loss, d = grpo_loss_fast(z, z, z, torch.tensor([2.0, -1.0]), torch.ones(2, 3), 0.2, 0.28, 0.04)
+    >>> float(loss), float(d["clip_fraction"]), float(d["tokens"])
+    (-0.5, 0.0, 6.0)
+    """
+    keep = mask.bool()
+    loss, ratio, adv, surrogate, kl = _objective(logp, old_logp, ref_logp, advantages, keep, eps_low, eps_high,
+                                                 beta, norm, constant)
+    with torch.no_grad():
+        a = adv[:, None].expand_as(ratio)[keep]
+        r, s = ratio[keep].double(), surrogate[keep].double()
+        low, high = (a < 0) & (r < 1.0 - eps_low), (a > 0) & (r > 1.0 + eps_high)
+        stats = {"clip_fraction": (low | high).double().mean(), "clip_low_fraction": low.double().mean(),
+                 "clip_high_fraction": high.double().mean(), "positive_fraction": (a > 0).double().mean(),
+                 "surrogate_mean": s.mean(), "tokens": keep.sum().double()}
+        if kl is not None:
+            stats["kl_mean"] = kl[keep].double().mean()
+    return loss, stats
+
+
+def _objective(logp, old_logp, ref_logp, advantages, keep, lo, hi, beta, norm, constant):
+    """Equation 4 on checked inputs; ``(loss, ratio, advantages, surrogate, kl)``, shared by both paths."""
     m = keep.to(logp.dtype)
     # Padding content never matters: masked positions are replaced by 0 before any arithmetic.
     logp_k = torch.where(keep, logp, torch.zeros_like(logp))
     old_k = torch.where(keep, old_logp.to(logp.dtype), torch.zeros_like(logp))
     adv = advantages.to(logp.dtype)
     ratio = torch.exp(logp_k - old_k)
-    surrogate = clipped_surrogate(ratio, adv, lo, hi)
+    surrogate = torch.minimum(ratio * adv[:, None], torch.clamp(ratio, 1.0 - lo, 1.0 + hi) * adv[:, None])
     per_token = surrogate
     kl = None
     if ref_logp is not None:
@@ -206,12 +243,11 @@ def grpo_loss(logp, old_logp, ref_logp, advantages, mask, eps_low, eps_high, bet
     if norm == "sequence":
         objective = (token_sums / m.sum(dim=1).clamp(min=1.0)).mean()
     elif norm == "constant":
-        c = float(logp.shape[1]) if constant is None else v.positive("constant", constant)
+        c = float(logp.shape[1]) if constant is None else float(constant)
         objective = (token_sums / c).mean()
     else:
         objective = token_sums.sum() / m.sum()
-    loss = -objective
-    return loss, _diagnostics(ratio.detach(), adv.detach(), keep, surrogate.detach(), kl, lo, hi)
+    return -objective, ratio, adv, surrogate, kl
 
 
 def _diagnostics(ratio, adv, keep, surrogate, kl, lo, hi) -> dict:

@@ -3,7 +3,8 @@
 :func:`build_policy` makes the tiny code model (or loads ``config.model``); :func:`reference_logprobs`
 scores a batch under the frozen reference while the verifier works; :func:`grpo_update` turns admitted
 records into group advantages (eq 2) and ``passes`` optimizer steps of the clipped, length-normalised GRPO
-loss (eqs 4-5) against the recorded behaviour log-probs; :func:`evaluate` measures held-out pass@1 and
+loss (eqs 4-5) against the recorded behaviour log-probs, on the lean :func:`rlvr_lab.grpo.grpo_loss_fast`
+(same loss as the checked API, no per-call checks or quantiles, statistics synced once per update); :func:`evaluate` measures held-out pass@1 and
 pass@k with a fixed sampling seed.
 """
 
@@ -102,13 +103,13 @@ def grpo_update(model, ref_model, optimizer, records: list[RolloutRecord], confi
     constant = None
     if config.norm == "constant":
         constant = float(config.norm_constant or config.max_new_tokens * turns)
-    diags: dict = {}
+    diags: dict = {}  # 0-dim tensors until the end: one device sync per update, not one per statistic
     model.train()
     for p in range(config.passes):
         logp, mask, logits, logits_mask = score(model, flat, prefix, sampling, pad_id, config.share_prompt)
-        loss, d = grpo.grpo_loss(logp, old, ref_logp.float(), adv_t, mask, config.eps_low, config.eps_high,
-                                 config.beta, norm=config.norm, constant=constant)
-        if not torch.isfinite(loss):
+        loss, d = grpo.grpo_loss_fast(logp, old, ref_logp.float(), adv_t, mask, config.eps_low, config.eps_high,
+                                      config.beta, norm=config.norm, constant=constant)
+        if not torch.isfinite(loss):  # the one check kept per pass: a NaN must never reach the weights
             raise FloatingPointError(f"GRPO loss is not finite ({float(loss)}) at pass {p}")
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -116,13 +117,14 @@ def grpo_update(model, ref_model, optimizer, records: list[RolloutRecord], confi
         optimizer.step()
         if p == 0:
             with torch.no_grad():
-                diags["entropy"] = float(grpo.token_entropy(logits.float() / sampling.temperature, logits_mask))
-                diags["replay_max_dev"] = float(((logp.detach() - old).abs() * mask).max())
+                diags["entropy"] = grpo.token_entropy(logits.float() / sampling.temperature, logits_mask)
+                diags["replay_max_dev"] = ((logp.detach() - old).abs() * mask).max()
         for k, v in d.items():
-            diags[f"{k}" if p == config.passes - 1 else f"{k}_pass{p}"] = _scalar(v)
-        diags["loss"] = loss.item()
-        diags["grad_norm"] = float(grad_norm)
+            diags[f"{k}" if p == config.passes - 1 else f"{k}_pass{p}"] = v
+        diags["loss"] = loss.detach()
+        diags["grad_norm"] = grad_norm
     model.eval()
+    diags = {k: _scalar(v) for k, v in diags.items()}
     diags["scored_tokens"] = float(sum(sum(f[1]) for f in flat))
     return diags
 
