@@ -21,8 +21,9 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from rlvr_lab import cycle_time, rewards
-from rlvr_lab.plots import FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure, _figure
+from rlvr_lab import advantages, cycle_time, rewards
+from rlvr_lab.figure_style import FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure
+from rlvr_lab.figure_style import axes_row as _figure
 
 VERDICT_COLORS = {"pass": "#d62728", "fail": "#2ca02c", "pending": "#f2b134", "unknown": "#9467bd"}
 """Exploit-gallery colours: a pass is red here, because every exploit that passes is a paid hack."""
@@ -204,8 +205,6 @@ def key_numbers_figure(rho: float = 0.10, alpha: float = 0.025, group_size: int 
     False-accept share (17.3.2), the lone-pass coefficient sqrt(G-1) (eq (13)), rollouts per informative
     group G / P_c (17.5.4) and the slot-capacity gain of a faster reset (eq 6 of 17.9.2, Amdahl's law).
     """
-    from rlvr_lab import grpo  # torch, imported only when this figure is drawn
-
     fig = BookFigure(figsize=(9, 6.6), layout="constrained")
     ax = [fig.add_subplot(2, 2, i + 1) for i in range(4)]
     for a in ax:
@@ -216,7 +215,7 @@ def key_numbers_figure(rho: float = 0.10, alpha: float = 0.025, group_size: int 
     ax[0].set(xlabel="policy pass rate ρ", title=f"false share of rewards (α = {alpha:.1%})")
     gs = np.arange(2, 33)
     ax[1].plot(gs, np.sqrt(gs - 1), color=PASS_COLOR, label="lone pass: √(G−1), eq (13)")
-    ax[1].scatter([group_size], [grpo.lone_pass_coefficient(group_size)], color=NEUTRAL, zorder=3)
+    ax[1].scatter([group_size], [advantages.lone_pass_coefficient(group_size)], color=NEUTRAL, zorder=3)
     ax[1].set(xlabel="group size G", title="coefficient of a lone (hacked) pass")
     ax[1].legend(fontsize=9)
     ps = np.linspace(0.01, 0.99, 197)

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from rlvr_lab import _validate as v
+from rlvr_lab import validation as v
 
 
 def _vector(name: str, values) -> np.ndarray:

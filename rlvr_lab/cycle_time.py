@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from rlvr_lab import _validate as v
+from rlvr_lab import validation as v
 
 
 def cycle_time(horizon, t_model, t_tool, t_assess, t_reset):
@@ -135,3 +135,17 @@ def verifier_utilization(arrival_per_s, trials, trial_s, workers) -> float:
     """
     w = v.integer("workers", workers, 1)
     return verifier_demand(arrival_per_s, trials, trial_s) / w
+
+
+def admitted_fraction(step_s: float, max_lag: int, ages, weights=None) -> float:
+    """Share of rollouts admitted (eq 8): weighted fraction of ``ages`` with :func:`admit` true.
+
+    >>> admitted_fraction(40, 2, [30, 90, 200], [0.7, 0.25, 0.05])
+    0.95
+    """
+    ages_a = np.atleast_1d(np.asarray(ages, dtype=float))
+    w = np.ones_like(ages_a) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != ages_a.shape or np.any(w < 0) or w.sum() <= 0:
+        raise ValueError("weights must be >= 0, one per age, with a positive sum")
+    ok = np.array([admit(a, step_s, max_lag) for a in ages_a], dtype=float)
+    return round(float(np.sum(w * ok) / w.sum()), 12)

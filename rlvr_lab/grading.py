@@ -24,6 +24,10 @@ verifier: the verdict is computed where the submission cannot reach.
    ``json``, the self-checks, profile hooks) and forged frames. A part whose values are not right and
    whose notebook shows such evidence reads ``tampered``; a static scan of the sources is reported as a
    note and never changes a score.
+
+Where it runs. Each notebook is graded by :func:`rlvr_lab.grading_worker.grade_notebook` (plain data in and
+out): here in ``workers`` threads, or with ``ray_address`` on the machines of a Ray cluster
+(:mod:`rlvr_lab.grading_ray`, section 17.9's fleet and its faults), with the same sandbox per notebook.
 """
 
 from __future__ import annotations
@@ -31,14 +35,11 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from pathlib import Path
 
 from rlvr_lab.grading_admission import (  # noqa: F401  (re-exported: the grader's public entry points)
     DEFAULT_KEY,
@@ -51,37 +52,19 @@ from rlvr_lab.grading_admission import (  # noqa: F401  (re-exported: the grader
     read_notebook,
     static_notes,
 )
+from rlvr_lab.grading_worker import (  # noqa: F401  (score_parts re-exported)
+    GradeSettings,
+    GradingSlot,
+    KeyData,
+    NotebookJob,
+    grade_notebook,
+    local_node,
+    remember_key,
+    score_parts,
+)
 
 
 # ---------------------------------------------------------------- scoring
-
-
-def score_parts(key_module, exercise: str, run, stopped: str) -> dict:
-    """Score every part of ``exercise`` from a run's final values (``run`` None: nothing ran)."""
-    PARTS, verify = key_module.PARTS, key_module.verify
-    values = run.values if run is not None else {}
-    evidence = run.evidence if run is not None else []
-    out = {}
-    for part_id, part in PARTS.items():
-        if not part_id.startswith(exercise + "."):
-            continue
-        entry = {"score": 0, "max": 1, "title": part.title}
-        given = {name: values.get(name) for name in part.names}
-        unanswered = all(v is None for v in given.values())
-        try:
-            problems = verify(part_id, given)
-        except Exception as exc:  # a value the key cannot handle is a wrong answer, not a crash
-            problems = [f"the key could not evaluate the values ({type(exc).__name__})"]
-        if not problems:
-            entry.update(score=1, status="correct", detail="")
-        elif evidence:
-            entry.update(status="tampered", detail="; ".join(evidence[:3])[:400])
-        elif unanswered and stopped:
-            entry.update(status="not run", detail=stopped)
-        else:
-            entry.update(status="unanswered" if unanswered else "wrong", detail=" ".join(problems)[:600])
-        out[part_id] = entry
-    return out
 
 
 def _blank_parts(key_module, exercise: str | None, reason: str) -> dict:
@@ -118,21 +101,34 @@ class _Progress:
 
 
 def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: float = 120.0,
-          backend: str = "auto", progress: bool = False, memory_mb: int = 4096) -> dict:
+          backend: str = "auto", progress: bool = False, memory_mb: int = 4096,
+          ray_address: str | None = None) -> dict:
     """Grade notebooks; return the report (see ``book/instructors.md`` and ``rlvr-lab grade --json``).
 
-    ``submissions`` are notebook paths or folders; ``timeout_s`` is each notebook's wall-clock budget in
-    its sandbox; ``backend`` names the sandbox backend (``auto``, ``local`` or ``docker``; the report's
-    ``sandboxes`` says which ran, e.g. ``local-userns`` without root).
+    ``submissions`` are notebook paths or folders; ``workers`` notebooks run at once; ``timeout_s`` is each
+    notebook's wall-clock budget in its sandbox; ``backend`` names the sandbox backend (``auto``, ``local``
+    or ``docker``; the report's ``sandboxes`` says which ran, e.g. ``local-userns`` without root).
+    ``ray_address``: grade on a Ray cluster instead of this machine (``"auto"``: the cluster this machine
+    joined with ``ray start``; ``"HOST:6379"``): ``workers`` grading slots spread over its machines, each
+    notebook in the same sandbox there, the key shipped as data, each notebook's ``node`` in the report
+    (:mod:`rlvr_lab.grading_ray`; needs the ``fleet`` extra). Admission and parsing stay here either way.
     """
-    from rlvr_lab.grading_sandbox import NotebookRunner, SandboxConfig
     from rlvr_lab.verifier.backend import SandboxUnavailable
 
-    if not isinstance(workers, int) or workers < 1:
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
     if not timeout_s > 0:
         raise ValueError(f"timeout_s must be > 0 seconds, got {timeout_s}")
+    if ray_address is not None:
+        if not isinstance(ray_address, str) or not ray_address.strip():
+            raise ValueError(f"ray_address must be a Ray cluster address such as 'auto' or 'HOST:6379', "
+                             f"got {ray_address!r}")
+        from rlvr_lab.grading_ray import ray_module
+
+        ray_module()  # an ImportError naming the extra, before any work
     key, key_module = load_key(key_dir)
+    key_data = KeyData.from_dir(key_dir)
+    remember_key(key_data, key_module)
     accepted, refused = collect_submissions(submissions, key_dir)
     started = time.monotonic()
     items = []
@@ -154,59 +150,54 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
         if item["outcome"] == "invalid":
             item["parts"] = _blank_parts(key_module, exercise, item["reason"])
         else:
-            jobs.append((item, cells))
+            jobs.append(NotebookJob(len(items), path, exercise, tuple(cells)))
         items.append(item)
 
-    config = SandboxConfig(backend=backend, timeout_s=float(timeout_s), memory_mb=memory_mb)
     hide = tuple(sorted({os.path.realpath(key_dir)} | {os.path.dirname(os.path.realpath(p)) for p, _ in accepted}))
-    scratch = tempfile.mkdtemp(prefix="rlvr-grade-")
+    settings = GradeSettings(backend=backend, timeout_s=float(timeout_s), memory_mb=memory_mb, hide=hide)
     bar = _Progress(len(jobs), progress)
-    runners: list = []
-    pool_error = None
-    try:
-        local, slots = threading.local(), iter(range(1 << 30))
-        slot_lock = threading.Lock()
+    errors: list = []
 
-        def run_one(job):
-            item, cells = job
-            if getattr(local, "runner", None) is None:
-                with slot_lock:
-                    slot = next(slots)
-                local.runner = NotebookRunner(Path(scratch) / f"slot{slot}", config, hide=hide)
-                with slot_lock:
-                    runners.append(local.runner)
-            names = [n for pid, part in key_module.PARTS.items() if pid.startswith(item["exercise"] + ".") for n in part.names]
-            return local.runner.run([src for _, src in cells], names, [n for n, _ in cells])
+    def finish(job, result, error, attempts: int, node: str) -> None:
+        """Record one notebook's result, or why it has none (never a silent zero)."""
+        item = items[job.index]
+        if result is not None:
+            item.update(result)
+        else:
+            if isinstance(error, SandboxUnavailable):
+                errors.append(str(error))
+                reason = f"sandbox unavailable: {error}"
+            elif type(error).__name__ == "LostNotebook":
+                reason = (f"not graded: its grading worker was lost mid-notebook {attempts} time(s) "
+                          f"(last on {error.node or '?'}: {error.error})")
+            else:  # the grader's own fault on this notebook: say so, grade the rest
+                reason = f"grader error: {type(error).__name__}: {error}"
+            item.update(outcome="infra", reason=reason[:300], parts=_blank_parts(key_module, job.exercise, reason[:300]))
+        item.update(attempts=attempts, node=node)
+        bar.step(os.path.basename(job.path))
 
-        with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs) or 1))) as pool:
-            futures = {pool.submit(run_one, job): job for job in jobs}
-            for future in as_completed(futures):
-                item, cells = futures[future]
-                try:
-                    run = future.result()
-                except SandboxUnavailable as exc:
-                    pool_error = str(exc)
-                    run = None
-                    item.update(outcome="infra", reason=f"sandbox unavailable: {exc}"[:300])
-                except Exception as exc:  # the grader's own fault on this notebook: say so, grade the rest
-                    run = None
-                    item.update(outcome="infra", reason=f"grader error: {type(exc).__name__}: {exc}"[:300])
-                if run is not None:
-                    item.update(outcome=run.outcome, reason=run.reason, runtime_s=run.runtime_s,
-                                tampering=run.evidence, cells_run=run.cells_run, cell_errors=run.errors)
-                item["parts"] = score_parts(key_module, item["exercise"], run, item["reason"] if (
-                    run is None or run.outcome != "completed") else "")
-                bar.step(os.path.basename(item["path"]))
-    finally:
-        for runner in runners:
-            runner.close()
-        shutil.rmtree(scratch, ignore_errors=True)
+    engine = {"engine": "threads", "ray_address": None, "nodes": [], "faults": []}
+    if ray_address is None:
+        _grade_here(jobs, key_data, settings, workers, finish)
+        engine["nodes"] = [local_node()]
+    else:
+        from rlvr_lab.grading_ray import RayGrader
+
+        joined = time.monotonic()
+        grader = RayGrader(key_data, settings, workers=workers, address=ray_address)
+        engine["startup_s"] = round(time.monotonic() - joined, 2)  # join the cluster, start the actors
+        try:
+            grader.run(jobs, finish)
+        finally:
+            grader.close()
+        engine.update(engine="ray", ray_address=ray_address, nodes=grader.nodes(),
+                      faults=grader.faults_as_dicts())
     runtimes = [i["runtime_s"] for i in items if i["outcome"] not in ("refused", "invalid", "infra")]
     report = {"key": key_dir, "backend": backend, "timeout_s": timeout_s, "workers": workers,
               "elapsed_s": round(time.monotonic() - started, 1),
               "median_notebook_s": round(statistics.median(runtimes), 2) if runtimes else None,
-              "load_average": [round(x, 2) for x in os.getloadavg()], "sandbox_error": pool_error,
-              "sandboxes": sorted({runner.backend.name for runner in runners}),
+              "load_average": [round(x, 2) for x in os.getloadavg()], "sandbox_error": errors[0] if errors else None,
+              "sandboxes": sorted({i["sandbox"] for i in items if i.get("sandbox")}), **engine,
               "submissions": []}
     for item in sorted(items, key=lambda i: (i["path"], i["outcome"] == "refused")):
         item["score"] = sum(p["score"] for p in item["parts"].values())
@@ -216,6 +207,31 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
         item["error"] = item["reason"] if item["outcome"] in ("refused", "invalid", "infra") else None
         report["submissions"].append(item)
     return report
+
+
+def _grade_here(jobs: list, key: KeyData, settings: GradeSettings, workers: int, finish) -> None:
+    """Grade ``jobs`` on this machine: ``workers`` threads, each with a warm slot running :func:`grade_notebook`."""
+    slots, local, lock = [], threading.local(), threading.Lock()
+
+    def one(job):
+        if getattr(local, "slot", None) is None:
+            local.slot = GradingSlot(key, settings)
+            with lock:
+                slots.append(local.slot)
+        return grade_notebook(job, key, settings, local.slot)
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs) or 1))) as pool:
+            futures = {pool.submit(one, job): job for job in jobs}
+            for future in as_completed(futures):
+                try:
+                    result, error = future.result(), None
+                except Exception as exc:
+                    result, error = None, exc
+                finish(futures[future], result, error, 1, local_node())
+    finally:
+        for slot in slots:
+            slot.close()
 
 
 # ---------------------------------------------------------------- reports
@@ -238,19 +254,25 @@ def format_table(report: dict) -> str:
     lines.append(f"total {total}/{most} over {len(graded)} notebooks in {report['elapsed_s']} s "
                  f"(median {report['median_notebook_s']} s per notebook, load {report['load_average']}, "
                  f"sandbox {', '.join(report.get('sandboxes') or ['none'])})")
+    if report.get("engine") == "ray":
+        lost = report.get("faults") or []
+        lines.append(f"graded on Ray at {report['ray_address']}: {len(report['nodes'])} node(s); "
+                     f"{len(lost)} notebook run(s) lost with their worker"
+                     + (f", {sum(not f['retried'] for f in lost)} not graded" if lost else ""))
     return "\n".join(lines)
 
 
 def write_csv(report: dict, path: str) -> None:
     """One row per submission and part (a refused or invalid notebook without parts gets one row)."""
     fields = ["path", "exercise", "part", "score", "max", "status", "detail", "outcome", "reason", "runtime_s",
-              "tampering"]
+              "tampering", "node"]
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()
         for sub in report["submissions"]:
             base = {"path": sub["path"], "exercise": sub["exercise"] or "", "outcome": sub["outcome"],
-                    "reason": sub["reason"], "runtime_s": sub["runtime_s"], "tampering": " | ".join(sub["tampering"])}
+                    "reason": sub["reason"], "runtime_s": sub["runtime_s"], "tampering": " | ".join(sub["tampering"]),
+                    "node": sub.get("node", "")}
             rows = [dict(base, part=p, score=e["score"], max=e["max"], status=e["status"], detail=e["detail"])
                     for p, e in sub["parts"].items()] or [dict(base, part="", score=0, max=0, status=sub["outcome"],
                                                                  detail="")]
@@ -272,20 +294,38 @@ def register(subparsers) -> None:
                         help="sandbox backend: auto (local as root or in a user namespace, else docker), local "
                              "or docker (default auto)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.add_argument("--ray-address", default=None, metavar="ADDRESS", type=_ray_address,
+                        help="grade on a Ray cluster (auto: the one this machine joined; HOST:6379): --workers "
+                             "slots spread over its machines, each notebook in its own sandbox there "
+                             "(needs rlvr-lab[fleet] on every machine)")
     parser.set_defaults(func=run)
 
 
+def _ray_address(text: str) -> str:
+    """argparse type of ``--ray-address``: a non-empty cluster address."""
+    import argparse
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must be a Ray cluster address such as auto or HOST:6379")
+    return text.strip()
+
+
 def run(args) -> int:
-    """Grade, print the table, write JSON/CSV. Exit 0; 2 for bad arguments; 3 if no sandbox could start."""
+    """Grade, print the table, write JSON/CSV. Exit 0; 2 for bad arguments or no Ray; 3 if no sandbox (or
+    no cluster) could start; 4 if a notebook stayed ungraded because its grading workers were lost."""
     key = args.key
     if key == DEFAULT_KEY and not os.path.isdir(key):  # run outside the repository root: use the checkout's key
         key = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), DEFAULT_KEY)
     try:
         report = grade(args.submissions, key_dir=key, workers=args.workers, timeout_s=args.timeout,
-                       backend=args.backend, progress=not args.no_progress)
-    except ValueError as exc:
+                       backend=args.backend, progress=not args.no_progress,
+                       ray_address=getattr(args, "ray_address", None))
+    except (ValueError, ImportError) as exc:
         print(f"rlvr-lab grade: {exc}", file=sys.stderr)
         return 2
+    except ConnectionError as exc:  # no Ray cluster at that address
+        print(f"rlvr-lab grade: cannot join the Ray cluster {args.ray_address!r}: {exc}", file=sys.stderr)
+        return 3
     print(format_table(report))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
@@ -295,4 +335,9 @@ def run(args) -> int:
     if report["sandbox_error"]:
         print(f"rlvr-lab grade: {report['sandbox_error']}", file=sys.stderr)
         return 3
+    lost = [f["path"] for f in report.get("faults", []) if not f["retried"]]
+    if lost:
+        print(f"rlvr-lab grade: {len(lost)} notebook(s) not graded, their grading workers were lost: "
+              + ", ".join(lost[:5]), file=sys.stderr)
+        return 4
     return 0

@@ -38,8 +38,8 @@ from rlvr_lab.verifier.sandbox_zygote import SANDBOX_ROOT
 from rlvr_lab.verifier.schema import Limits
 
 #: Modules and folders of ``rlvr_lab`` never shown to a submission (the key, the grader, hidden tests).
-GRADER_ONLY = ("exercise_key.py", "grading.py", "grading_admission.py", "grading_sandbox.py", "fixtures",
-               "__pycache__")
+GRADER_ONLY = ("exercise_key.py", "grading.py", "grading_admission.py", "grading_sandbox.py", "grading_worker.py",
+               "grading_ray.py", "fixtures", "__pycache__")
 #: Largest frame the grader accepts from a sandbox, bytes.
 MAX_FRAME = 1 << 20
 #: Seconds the grader waits past the notebook's budget before it ends the sandbox itself.

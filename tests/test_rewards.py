@@ -15,7 +15,7 @@ probs = st.floats(0.0, 1.0, allow_nan=False)
 
 
 def test_math_modules_do_not_import_torch():
-    code = ("import sys; import rlvr_lab.rewards, rlvr_lab.credit, rlvr_lab.cycle_time, rlvr_lab._validate; "
+    code = ("import sys; import rlvr_lab.rewards, rlvr_lab.credit, rlvr_lab.cycle_time, rlvr_lab.validation; "
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -72,7 +72,7 @@ def test_format_and_wilson():
     assert "verdict: fail" in text and "trial 1: fail" in text and "timeout" in text
     lo, hi = wilson(0, 20)
     assert lo == 0.0 and 0.1 < hi < 0.2
-    with pytest.raises(ValueError, match="n must be >= 1"):
+    with pytest.raises(ValueError, match="n must be an integer >= 1"):
         wilson(0, 0)
 
 

@@ -135,7 +135,7 @@ def test_unavailable_namespaces_raise_a_clear_error(monkeypatch):
     the alternatives; ``auto`` falls back to the weaker ``process`` backend (never silently: see
     tests/test_backends.py)."""
     from rlvr_lab.verifier import SandboxUnavailable, sandbox
-    from rlvr_lab.verifier.backend import resolve_backend
+    from rlvr_lab.verifier.backends import resolve_backend
 
     monkeypatch.setattr(sandbox, "_mode", None)
     monkeypatch.setattr(sandbox, "_mode_error", "")
@@ -165,3 +165,38 @@ def test_test_order_is_shuffled_per_trial(verifier):
     verdicts = [verifier.verify(candidate(body), fx) for _ in range(3)]
     assert [v.outcome for v in verdicts] == ["fail"] * 3
     assert len({v.trials[0].seed for v in verdicts}) == 3
+
+
+@needs_local_sandbox
+def test_collection_stays_inside_the_active_fixture(tmp_path):
+    """The runner keeps many fixtures' hidden tests side by side; collecting one must not walk the others
+    (pytest would list and match every sibling), and each fixture's verdicts stay what they were."""
+    from dataclasses import replace
+
+    from rlvr_lab.verifier.runner import SlotRunner
+
+    class DirSpy:
+        def __init__(self) -> None:
+            self.seen: list[str] = []
+
+        def pytest_collect_directory(self, path, parent):
+            self.seen.append(str(path))
+
+    runner = SlotRunner("auto", tmp_path / "slot")
+    try:
+        spy = DirSpy()
+        runner.config.pluginmanager.register(spy)
+        fixtures = [replace(function_fixture(), name=f"double_{i}",
+                            hidden_tests={"test_hidden.py": function_fixture().hidden_tests["test_hidden.py"]
+                                          + f"\n\ndef test_marker_{i}():\n    pass\n"}) for i in range(4)]
+        outcomes = []
+        for fx in fixtures:
+            spy.seen.clear()
+            outcomes.append(runner.verify(fx, candidate(""), 1, 7).outcome)
+            test_dir = str(runner._fixture_dir(fx)[0])
+            assert spy.seen and all(not p.startswith(str(runner.tests_root) + "/") or p.startswith(test_dir)
+                                    for p in spy.seen), spy.seen
+        assert outcomes == ["pass"] * 4
+        assert runner.verify(fixtures[0], candidate("def double(x):\n    return x\n"), 1, 7).outcome == "fail"
+    finally:
+        runner.close()

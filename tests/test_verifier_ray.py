@@ -175,8 +175,11 @@ def test_worker_node_raylet_killed_mid_batch(cluster):
         assert on_node, f"no slot on the new node: {pool.nodes()}"
         lost_node = pool.slot_info[on_node[0]]["node"]
         victims = [_process(pool.slot_info[i][k]) for i in on_node for k in ("pid", "runner_pid")]
-        futures = [pool.submit(_slow(i), fx) for i in range(9)]
-        time.sleep(1.5)
+        futures = [pool.submit(_slow(i, pause=0.6), fx) for i in range(9)]
+        deadline = time.monotonic() + 120  # kill the node while one of its slots is inside a verification
+        while not set(pool.in_flight()) & set(on_node) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert set(pool.in_flight()) & set(on_node), "no slot of the node to lose ever took a candidate"
         cluster.kill_raylet(node)
         verdicts = [f.result(timeout=240) for f in futures]
         _remember(cluster, pool)

@@ -1,35 +1,40 @@
 """``rlvr-lab train``: the README's main command (sections 17.5, 17.10).
 
-``rlvr-lab train --preset cpu|gpu|ci [--engine ours|trl] [--model PATH_OR_HUB_ID] [--seed N] [--out DIR]``
-runs the warm start, GRPO and the held-out evaluation, then prints the report. Without ``--preset`` the
-preset is ``gpu`` when CUDA is present and ``cpu`` otherwise. torch is imported only inside :func:`run`.
+``rlvr-lab train [--preset ci|cpu|gpu] [--FIELD VALUE ...]`` runs the warm start, GRPO and the held-out
+evaluation, then prints the report. Without ``--preset`` the preset is ``gpu`` when CUDA is present and
+``cpu`` otherwise. Every field of :class:`~rlvr_lab.train.TrainConfig` is a flag of the same name
+(``group_size`` -> ``--group-size``; booleans as ``--overlap``/``--no-overlap``; tuples comma-separated),
+its help is the field's docstring, and a flag left out keeps the preset's value. Three flags keep their
+short historical names as aliases: ``--out`` (``out_dir``), ``--steps`` (``grpo_steps``) and
+``--backend`` (``verifier_backend``); ``--ray-address`` also selects ``verifier_pool=ray``.
+torch is imported only inside :func:`run`.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
+from dataclasses import fields
+
+from rlvr_lab.train.config import CHOICES, PRESETS, TrainConfig, field_docs
+
+#: Historical short names kept beside the generated ``--field-name`` flags.
+ALIASES = {"out_dir": ("--out",), "grpo_steps": ("--steps",), "verifier_backend": ("--backend",)}
+#: Fields that stay Python-only (a free-form dict has no sensible flag).
+NO_FLAG = ("extra",)
 
 
-def register(subparsers) -> None:
-    """Add the ``train`` subcommand."""
-    p = subparsers.add_parser("train", help="train the tiny code model with GRPO against the verifier",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--preset", choices=["ci", "cpu", "gpu"], default=None,
-                   help="configuration preset (default: gpu when CUDA is available, else cpu)")
-    p.add_argument("--engine", choices=["ours", "trl"], default="ours", help="GRPO implementation")
-    p.add_argument("--model", default="", help="local path or hub id of a causal LM (default: build tiny)")
-    p.add_argument("--seed", type=int, default=None, help="run seed")
-    p.add_argument("--out", default=None, help="output directory (records, metrics, checkpoints, report)")
-    p.add_argument("--steps", type=int, default=None, help="GRPO steps (overrides the preset)")
-    p.add_argument("--multi-turn", action="store_true", help="second turn with public-test feedback")
-    p.add_argument("--norm", choices=["sequence", "constant"], default=None, help="length normalisation")
-    p.add_argument("--backend", choices=["auto", "local", "process", "docker"], default=None,
-                   help="verifier backend (default auto: local namespaces where they work, else process)")
-    p.add_argument("--ray-address", default=None, metavar="ADDRESS", type=_ray_address,
-                   help="verify on a Ray cluster: 'auto' (the one `ray start` runs here), host:6379 or "
-                        "ray://host:10001 (needs the fleet extra)")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    p.set_defaults(func=run)
+def _optional_int(text: str) -> int | None:
+    """argparse type of ``int | None`` fields: a whole number, or ``none``."""
+    return None if text.strip().lower() == "none" else int(text)
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """argparse type of ``tuple[str, ...]`` fields: comma-separated names."""
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not names:
+        raise argparse.ArgumentTypeError("needs at least one comma-separated name")
+    return names
 
 
 def _ray_address(text: str) -> str:
@@ -39,34 +44,77 @@ def _ray_address(text: str) -> str:
     return text.strip()
 
 
+#: argparse ``type`` per annotation of a TrainConfig field (as written in its source).
+TYPES = {"int": int, "float": float, "str": str, "int | None": _optional_int, "tuple[str, ...]": _names}
+
+
+def plain(text: str) -> str:
+    """A docstring as terminal text: reST roles and double backquotes removed.
+
+    >>> plain("Size name of :data:`rlvr_lab.policy.MODEL_SIZES`: ``tiny`` or ``small``.")
+    'Size name of rlvr_lab.policy.MODEL_SIZES: tiny or small.'
+    """
+    return re.sub(r":\w+:`~?([^`]+)`", r"\1", text).replace("``", "")
+
+
+def _preset_values(name: str) -> str:
+    """The field's value in each preset, for the help text: one value when they agree."""
+    values = [getattr(TrainConfig.preset(p), name) for p in PRESETS]
+    shown = [",".join(v) if isinstance(v, tuple) else repr(v) if isinstance(v, str) else str(v) for v in values]
+    if len(set(shown)) == 1:
+        return f"default {shown[0]}"
+    return "default " + ", ".join(f"{p} {v}" for p, v in zip(PRESETS, shown))
+
+
+def add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per TrainConfig field, help from the field docstrings. A flag left out is absent from the
+    parsed namespace (``argparse.SUPPRESS``), so the preset decides, and ``--heldout-tasks none`` can still
+    set a field to None."""
+    docs = field_docs()
+    for f in fields(TrainConfig):
+        if f.name in NO_FLAG:
+            continue
+        flags = (f"--{f.name.replace('_', '-')}", *ALIASES.get(f.name, ()))
+        text = f"{plain(docs[f.name])} [{_preset_values(f.name)}]".replace("%", "%%")
+        if f.type == "bool":
+            parser.add_argument(*flags, dest=f.name, action=argparse.BooleanOptionalAction,
+                                default=argparse.SUPPRESS, help=text)
+            continue
+        if f.type not in TYPES:
+            raise TypeError(f"TrainConfig.{f.name}: no command-line type for {f.type!r}")
+        kind = _ray_address if f.name == "ray_address" else TYPES[f.type]
+        parser.add_argument(*flags, dest=f.name, type=kind, default=argparse.SUPPRESS, choices=CHOICES.get(f.name),
+                            metavar=None if f.name in CHOICES else f.name.upper(), help=text)
+
+
+def register(subparsers) -> None:
+    """Add the ``train`` subcommand."""
+    p = subparsers.add_parser("train", help="train the tiny code model with GRPO against the verifier",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--preset", choices=PRESETS, default=None,
+                   help="configuration preset (default: gpu when CUDA is available, else cpu)")
+    add_config_flags(p)
+    p.set_defaults(func=run)
+
+
+def config_from_args(args: argparse.Namespace, preset: str) -> TrainConfig:
+    """The preset with every flag that was given applied (ValueError names a field with a bad value)."""
+    given = vars(args)
+    overrides = {f.name: given[f.name] for f in fields(TrainConfig) if f.name in given}
+    if overrides.get("ray_address"):
+        overrides["verifier_pool"] = "ray"
+    return TrainConfig.preset(preset, **overrides)
+
+
 def run(args) -> int:
     """Build the config from the arguments, train, print the report; returns the exit code."""
     import torch
 
-    from rlvr_lab.train import TrainConfig, train
+    from rlvr_lab.train import train
     from rlvr_lab.train.report import format_report
 
     preset = args.preset or ("gpu" if torch.cuda.is_available() else "cpu")
-    overrides = {"engine": args.engine}
-    if args.model:
-        overrides["model"] = args.model
-    if args.seed is not None:
-        overrides["seed"] = args.seed
-    if args.out:
-        overrides["out_dir"] = args.out
-    if args.steps is not None:
-        overrides["grpo_steps"] = args.steps
-    if args.multi_turn:
-        overrides["multi_turn"] = True
-    if args.norm:
-        overrides["norm"] = args.norm
-    if args.backend:
-        overrides["verifier_backend"] = args.backend
-    if args.ray_address is not None:
-        overrides.update(verifier_pool="ray", ray_address=args.ray_address)
-    if args.no_progress:
-        overrides["progress"] = False
-    config = TrainConfig.preset(preset, **overrides)
+    config = config_from_args(args, preset)
     result = train(config)
     print(format_report(result, config))
     return 0

@@ -9,10 +9,22 @@ automatically when CUDA is present). This module imports no torch.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 from dataclasses import asdict, dataclass, field, fields, replace
 
 PRESETS = ("ci", "cpu", "gpu")
+#: Allowed values of the string fields that take one of a fixed set (the CLI offers them as choices).
+CHOICES = {
+    "dtype": ("float32", "bfloat16", "float16", "auto"),
+    "engine": ("ours", "trl"),
+    "norm": ("sequence", "constant"),
+    "std": ("population", "sample"),
+    "closure": ("exclude", "wait"),
+    "verifier_backend": ("auto", "local", "process", "docker"),
+    "verifier_pool": ("local", "ray"),
+}
 
 
 @dataclass(frozen=True)
@@ -58,23 +70,27 @@ class TrainConfig:
     """Warm-start AdamW learning rate."""
 
     grpo_steps: int = 40
-    """GRPO training steps (one batch of groups each)."""
+    """GRPO training steps, one batch of ``tasks_per_step`` groups each. Typical: 3 (ci) to 80 (gpu)."""
     tasks_per_step: int = 16
-    """Tasks (groups) per GRPO step."""
+    """Tasks per step, each one group of G rollouts; the batch is tasks_per_step x G. Typical 4-32."""
     group_size: int = 8
-    """G: rollouts per task."""
+    """G: rollouts per task (eq 2). Typical 4-16; larger groups give more informative groups (17.5.4)."""
     passes: int = 2
-    """Optimizer passes over each batch against the recorded behaviour log-probs."""
+    """Optimizer passes over each batch; ratios r = pi_theta / pi_old use the recorded behaviour log-probs.
+    Typical 1-4; more passes reuse samples but push r toward the clip."""
     lr: float = 5e-4
-    """GRPO AdamW learning rate."""
+    """GRPO AdamW learning rate. Typical 1e-6 to 1e-5 for a pretrained LM; this tiny model takes ~5e-4."""
     eps_low: float = 0.2
-    """Lower clip width of the token ratio."""
+    """epsilon_low: the ratio is clipped below at 1 - eps_low (clipped surrogate, 17.5.2). Typical 0.1-0.2."""
     eps_high: float = 0.28
-    """Upper clip width (clip-higher when > eps_low)."""
+    """epsilon_high: clipped above at 1 + eps_high; clip-higher (DAPO) when > eps_low, which lets rare tokens
+    grow (17.8.3). Typical 0.2-0.28."""
     beta: float = 0.02
-    """Weight of the k3 KL penalty to the frozen reference (the warm-start checkpoint)."""
+    """beta_KL: weight of the k3 KL penalty to the frozen reference, the warm-start checkpoint (eq 4).
+    Typical 0-0.05; 0 drops the reference model."""
     norm: str = "constant"
-    """Length normalisation: ``sequence`` (1/|o_i|, eq 4) or ``constant`` (eq 5 variant)."""
+    """Length normalisation: ``sequence`` divides each rollout by its length |o_i| (eq 4), so short failures
+    weigh more per token (eq 5); ``constant`` divides by one shared constant (the eq 5 variant)."""
     norm_constant: float = 0.0
     """Denominator of ``norm="constant"``: 0 uses the token budget (``max_new_tokens`` x turns); a positive
     number uses that (e.g. the mean completion length, so that only the weighting differs from eq 4)."""
@@ -82,11 +98,12 @@ class TrainConfig:
     """Score each group's common prompt once and reuse its key/value cache for the G members (same loss
     and gradient up to float rounding, about half the tokens); off: every row runs in full."""
     std: str = "population"
-    """Group dispersion: ``population`` (the chapter's) or ``sample``."""
+    """Group std in eq 2: ``population`` (divisor G, the chapter's) or ``sample`` (G - 1, TRL's)."""
     max_grad_norm: float = 1.0
-    """Gradient clipping norm."""
+    """Global gradient-norm clip. Typical 0.5-1.0."""
     max_lag: int = 1
-    """Version-lag bound checked at admission (equation 8)."""
+    """Bound on the version lag Delta_ver = floor(tau_admit / T_step) a rollout may have at admission (eq 8).
+    Typical 0-2 updates; older rollouts are dropped, not trained on."""
     overlap: bool = False
     """Update on the previous batch while the verifier grades this one (17.9: keep the learner busy while
     verifying). Each batch then enters its update ``passes`` versions after it was sampled, so ``max_lag``
@@ -100,7 +117,7 @@ class TrainConfig:
     """Second turn: on a failing public test the policy sees the feedback (masked) and may revise."""
 
     temperature: float = 1.0
-    """Sampling temperature (training and evaluation)."""
+    """Sampling temperature (training and evaluation); pi_old is the distribution after it. Typical 0.7-1.0."""
     top_k: int = 0
     """Top-k filter (0 off)."""
     top_p: float = 1.0
@@ -118,7 +135,7 @@ class TrainConfig:
     """Fixed sampling seed of every evaluation, so evaluations differ only by the weights."""
 
     verifier_workers: int = 2
-    """VerifierPool workers."""
+    """W: verifier slots. Little's law (eq 9): W = ceil(lambda K t_v / rho_target). Typical 2 here, 4 on a GPU."""
     verifier_backend: str = "auto"
     """VerifierPool backend: ``auto`` (local namespaces where they work, else the weaker ``process``, named
     in the run's lineage), ``local``, ``process`` or ``docker``."""
@@ -146,15 +163,11 @@ class TrainConfig:
     """Free-form notes stored with the lineage."""
 
     def __post_init__(self) -> None:
-        checks = [
+        checks = [(getattr(self, name) in allowed, name, " or ".join(map(repr, allowed)))
+                  for name, allowed in CHOICES.items()]
+        checks += [
             (self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"), "device",
              "'auto', 'cpu' or 'cuda[:N]'"),
-            (self.dtype in ("float32", "bfloat16", "float16", "auto"), "dtype",
-             "'float32', 'bfloat16', 'float16' or 'auto'"),
-            (self.engine in ("ours", "trl"), "engine", "'ours' or 'trl'"),
-            (self.norm in ("sequence", "constant"), "norm", "'sequence' or 'constant'"),
-            (self.std in ("population", "sample"), "std", "'population' or 'sample'"),
-            (self.closure in ("exclude", "wait"), "closure", "'exclude' or 'wait'"),
             (self.group_size >= 2, "group_size", ">= 2"),
             (self.tasks_per_step >= 1, "tasks_per_step", ">= 1"),
             (self.passes >= 1, "passes", ">= 1"),
@@ -173,7 +186,6 @@ class TrainConfig:
             (self.eval_samples >= 1, "eval_samples", ">= 1"),
             (1 <= self.eval_k <= self.eval_samples, "eval_k", "[1, eval_samples]"),
             (self.verifier_workers >= 1, "verifier_workers", ">= 1"),
-            (self.verifier_pool in ("local", "ray"), "verifier_pool", "'local' or 'ray'"),
             (not self.ray_address or self.verifier_pool == "ray", "ray_address",
              "empty unless verifier_pool is 'ray'"),
             (self.checkpoint_every >= 1 and self.eval_every >= 1, "checkpoint_every/eval_every", ">= 1"),
@@ -221,3 +233,21 @@ class TrainConfig:
         skip = {"out_dir", "progress", "plots", "stop_after_steps"}
         return json.dumps({f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip},
                           sort_keys=True, default=list)
+
+
+def field_docs() -> dict[str, str]:
+    """``{field: docstring}`` of :class:`TrainConfig`, read from its source (the string under each field).
+
+    The CLI's help comes from here, so a field is documented once.
+
+    >>> field_docs()["group_size"]
+    'G: rollouts per task (eq 2). Typical 4-16; larger groups give more informative groups (17.5.4).'
+    """
+    tree = ast.parse(inspect.getsource(TrainConfig))
+    body = tree.body[0].body
+    docs = {}
+    for node, after in zip(body, body[1:]):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr) \
+                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str):
+            docs[node.target.id] = " ".join(after.value.value.split())
+    return docs

@@ -57,7 +57,6 @@ needs to know which one it talks to:
 from __future__ import annotations
 
 import abc
-import os
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,54 +196,6 @@ class SandboxBackend(abc.ABC):
         self.close()
 
 
-#: Backend names accepted by :func:`make_backend` and ``Verifier(backend=...)``; ``auto`` is resolved by
-#: :func:`resolve_backend` before a backend is made.
+#: Backend names accepted by ``Verifier(backend=...)`` and :func:`rlvr_lab.verifier.backends.make_backend`;
+#: ``auto`` is resolved by :func:`rlvr_lab.verifier.backends.resolve_backend` before a backend is made.
 BACKENDS = ("auto", "local", "process", "docker")
-
-
-def resolve_backend(name: str) -> str:
-    """The concrete backend for ``name``: ``auto`` becomes ``local`` where namespaces work (as root, or in
-    an unprivileged user namespace) and the weaker ``process`` otherwise; other names stay as they are.
-    ``docker`` is never picked by ``auto`` (it needs an engine and an image; ask for it by name).
-
-    >>> resolve_backend("docker")
-    'docker'
-    """
-    if name not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
-    if name != "auto":
-        return name
-    from rlvr_lab.verifier.sandbox import local_mode
-
-    try:
-        local_mode()
-    except SandboxUnavailable:
-        return "process"
-    return "local"
-
-
-def make_backend(name: str, slot_dir: Path) -> SandboxBackend:
-    """The backend called ``name`` for one slot whose private scratch directory is ``slot_dir``.
-
-    ``docker`` is :class:`rlvr_lab.verifier.docker_backend.DockerBackend`, constructed as
-    ``DockerBackend(slot_dir)``; ``local`` is :class:`rlvr_lab.verifier.sandbox.LocalBackend` (root or
-    user namespaces) and ``process`` :class:`rlvr_lab.verifier.sandbox.ProcessBackend`.
-
-    >>> make_backend("ssh", Path("/tmp"))
-    Traceback (most recent call last):
-    ...
-    ValueError: backend must be one of ('auto', 'local', 'process', 'docker'), got 'ssh'
-    """
-    name = resolve_backend(name)
-    os.makedirs(slot_dir, exist_ok=True)
-    if name == "local":
-        from rlvr_lab.verifier.sandbox import LocalBackend
-
-        return LocalBackend(Path(slot_dir))
-    if name == "process":
-        from rlvr_lab.verifier.sandbox import ProcessBackend
-
-        return ProcessBackend(Path(slot_dir))
-    from rlvr_lab.verifier.docker_backend import DockerBackend
-
-    return DockerBackend(Path(slot_dir))

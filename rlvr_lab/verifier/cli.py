@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import unicodedata
 from pathlib import Path
@@ -128,17 +127,14 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95 % Wilson score interval of a binomial proportion.
+    """The Wilson interval, now :func:`rlvr_lab.rewards.wilson_interval` (beside pass@k); kept for scripts.
 
     >>> [round(x, 3) for x in wilson(8, 10)]
     [0.49, 0.943]
     """
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    from rlvr_lab.rewards import wilson_interval  # numpy stays out of the verifier's import
+
+    return wilson_interval(successes, n, z)
 
 
 def reference_candidates(name: str) -> list[tuple[str, str, object]]:
@@ -149,7 +145,7 @@ def reference_candidates(name: str) -> list[tuple[str, str, object]]:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from rlvr_lab.rewards import all_pass_probability, expected_trials
+    from rlvr_lab.rewards import all_pass_probability, expected_trials, wilson_interval
     from rlvr_lab.verifier.pool import VerifierPool
 
     if args.runs < 1:
@@ -177,7 +173,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
                 continue
             passes = sum(v.outcome == "pass" for v in resolved)
             q = passes / len(resolved)
-            lo, hi = wilson(passes, len(resolved))
+            lo, hi = wilson_interval(passes, len(resolved))
             acc = float(all_pass_probability(q, k))
             note = ""
             if expect == "fail" and acc > BAD_ACCEPTANCE_WARN:

@@ -32,13 +32,13 @@ import builtins
 import importlib.abc
 import importlib.machinery
 import json
-import struct
 import sys
 import threading
 import types
 from typing import Any
 
 from rlvr_lab.verifier.backend import Channel
+from rlvr_lab.verifier import wire
 from rlvr_lab.verifier.sandbox_server import MAX_FRAME, MAX_MESSAGE
 
 
@@ -208,7 +208,7 @@ class ProxyClient:
 
     def _read_one(self) -> None:
         """Read one reply frame and hand it to its waiting caller (the caller holds the reader role)."""
-        (size,) = struct.unpack(">I", self._read_exact(4))
+        (size,) = wire.HEADER.unpack(self._read_exact(wire.HEADER.size))
         if size > MAX_FRAME:
             raise ValueError(f"reply frame of {size} bytes exceeds {MAX_FRAME}")
         self._reply_budget -= size + 4
@@ -269,10 +269,10 @@ class ProxyClient:
             slot = [threading.Event(), None]
             self._waiting[rid] = slot
         message["id"] = rid
-        body = json.dumps(message, separators=(",", ":")).encode("utf-8")
+        frame = wire.json_frame(message, limit=None)  # the sandbox enforces its own frame limit
         try:
             with self._send_lock:
-                self.channel.send_all(struct.pack(">I", len(body)) + body)
+                self.channel.send_all(frame)
         except OSError as exc:
             self._break(f"send failed: {exc}")
         self._await(slot)

@@ -35,7 +35,7 @@ from typing import Iterable
 
 from rlvr_lab.verifier.meter import PoolMeter
 from rlvr_lab.verifier.pool import PoolClosed, PoolFull, VerifierPool
-from rlvr_lab.verifier.runner import GRACE_S
+from rlvr_lab.verifier.wire import GRACE_S
 from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
 from rlvr_lab.verifier.verifier import START_TIMEOUT_S
 
@@ -160,6 +160,7 @@ class RayVerifierPool:
         self._closed = False
         self._busy = 0
         self._generation = [0] * workers
+        self._current: list[str | None] = [None] * workers  # digest of the candidate each slot verifies
         self.slots: list = [None] * workers
         self.slot_info: list[dict] = [{}] * workers
         try:
@@ -268,6 +269,7 @@ class RayVerifierPool:
                 continue
             try:
                 ref = self.slots[i].verify.remote(candidate, entry.fixture, entry.trials)
+                self._current[i] = candidate.digest
                 verdict, service_s = ray.get(ref, timeout=self._budget(entry.fixture, entry.trials))
             except ray.exceptions.RayTaskError as exc:  # the verification itself raised (bad input, ...)
                 cause = getattr(exc, "cause", None)
@@ -277,6 +279,8 @@ class RayVerifierPool:
             except (ray.exceptions.RayError, TimeoutError) as exc:  # slot, worker or node lost: pending
                 self._lost(i, entry, j, exc)
                 return
+            finally:
+                self._current[i] = None
             self.meter.served(entry.admitted, service_s, len(verdict.trials))
             lost = entry.lost[j]
             future.set_result(replace(verdict, attempts=verdict.attempts + lost) if lost else verdict)
@@ -352,6 +356,10 @@ class RayVerifierPool:
         """Entries waiting for a slot, lost ones included."""
         with self._cv:
             return len(self._waiting) + len(self._retry)
+
+    def in_flight(self) -> dict[int, str]:
+        """``{slot: candidate digest}`` for every slot inside a verification right now (a snapshot)."""
+        return {i: digest for i, digest in enumerate(list(self._current)) if digest is not None}
 
     def nodes(self) -> list[str]:
         """The node of each slot, in slot order."""

@@ -25,31 +25,31 @@ from __future__ import annotations
 
 import ast
 import collections
+import ctypes
 import gc
 import hashlib
 import hmac
 import json
 import os
-import pickle
 import random
 import select
 import signal
 import socket
-import struct
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from rlvr_lab.verifier.backend import SandboxBackend, SandboxFault, SandboxUnavailable, SocketChannel, make_backend
+from rlvr_lab.verifier.backend import SandboxBackend, SandboxFault, SandboxUnavailable, SocketChannel
+from rlvr_lab.verifier.backends import make_backend
 from rlvr_lab.verifier.schema import Candidate, Fixture, TrialResult
 from rlvr_lab.verifier import proxy
 from rlvr_lab.verifier import trials as trials_mod
 from rlvr_lab.verifier import workspace
-from rlvr_lab.verifier.sandbox_zygote import PR_SET_PDEATHSIG, prctl
+from rlvr_lab.verifier import wire
+from rlvr_lab.verifier.wire import GRACE_S, RunnerFailed, RunnerReady, VerifyReply, VerifyRequest
 
-#: Seconds the pytest child may run past the sandbox's wall-clock deadline before it counts as hung.
-GRACE_S = 5.0
 #: Longest report excerpt kept in a trial's ``detail``, characters.
 DETAIL_CHARS = 400
 #: Environment variables that could steer pytest or Python and are removed from the runner.
@@ -115,12 +115,26 @@ def _short(report: Any) -> str:
 
 
 class RecordPlugin:
-    """Trusted pytest plugin: shuffles items with the trial's seed and records every report."""
+    """Trusted pytest plugin: shuffles items with the trial's seed and records every report.
+
+    It also keeps collection to the active hidden-test directory: the runner caches up to
+    :data:`FIXTURE_CACHE` of them side by side, and pytest would otherwise list every sibling and match
+    it against its ignore rules on each collection (about half of a new fixture's collection time).
+    """
 
     def __init__(self) -> None:
         self.seed = 0
         self.reports: list[dict] = []
         self.collect_errors: list[dict] = []
+        self.active_dir: str | None = None  # absolute path of the hidden-test directory being collected
+
+    def pytest_ignore_collect(self, collection_path: Path, config: Any) -> bool | None:
+        # pytest calls the last-registered plugin first (this one) and stops at the first answer
+        active = self.active_dir
+        if active is not None and os.path.dirname(str(collection_path)) == os.path.dirname(active) \
+                and str(collection_path) != active:
+            return True  # another cached fixture's directory
+        return None
 
     def pytest_collection_modifyitems(self, session: Any, config: Any, items: list) -> None:
         random.Random(self.seed).shuffle(items)
@@ -200,8 +214,14 @@ def _run_session(config: Any, session: Any, precollected: bool, seed: int) -> in
         return 3
 
 
+_libc = ctypes.CDLL(None, use_errno=True)
+PR_SET_PDEATHSIG = 1
+
+
 def _prctl_pdeathsig() -> None:
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    """Have the kernel SIGKILL this process when the runner (its parent) dies."""
+    if _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
 
 
 def _child_setup() -> None:
@@ -358,6 +378,7 @@ class SlotRunner:
         if self._uncollectable == str(test_dir):
             return False
         self._drop_collection(modules)
+        self.plugin.active_dir = os.path.abspath(test_dir)
         before = set(sys.modules)
         plugin, session = self.plugin, self.session
         plugin.seed, plugin.reports, plugin.collect_errors = 0, [], []
@@ -509,14 +530,14 @@ class SlotRunner:
         return b"".join(chunks), problem
 
     # -- one verification --------------------------------------------------------------------------
-    def verify(self, fixture: Fixture, candidate: Candidate, trials: int, base_seed: int) -> dict:
-        """Admission, graded copy, trials; returns ``{"outcome", "trials", "stop_reason"}``."""
+    def verify(self, fixture: Fixture, candidate: Candidate, k: int, base_seed: int) -> VerifyReply:
+        """Admission, graded copy, up to ``k`` trials; the runner's :class:`~.wire.VerifyReply`."""
         problem = workspace.admission_error(candidate, fixture)
         if problem:
-            return {"outcome": "fail", "trials": (), "stop_reason": f"admission: {problem}"}
+            return VerifyReply("fail", (), f"admission: {problem}")
         problem = workspace.compile_error(candidate, fixture)
         if problem:  # deterministic: every trial would fail at the tests' import of this module
-            return {"outcome": "fail", "trials": (), "stop_reason": f"does not compile: {problem}"}
+            return VerifyReply("fail", (), f"does not compile: {problem}")
         test_dir, expected = self._fixture_dir(fixture)
         self.counter += 1
         graded = Path(self.backend.workspace_root) / f"c{os.getpid()}-{self.counter}"
@@ -524,10 +545,10 @@ class SlotRunner:
         try:
             workspace.apply(fixture, candidate, graded)
             outcome, results, stop = trials_mod.all_pass(
-                lambda index, seed: self.run_trial(graded, fixture, test_dir, expected, seed), trials, base_seed)
+                lambda index, seed: self.run_trial(graded, fixture, test_dir, expected, seed), k, base_seed)
         finally:  # also after an error: the next candidate in this slot must find nothing of this one
             workspace.remove(graded)
-        return {"outcome": outcome, "trials": results, "stop_reason": stop}
+        return VerifyReply(outcome, tuple(results), stop)
 
     def close(self) -> None:
         self._drop_standby()
@@ -535,29 +556,6 @@ class SlotRunner:
 
 
 # -- the runner process's request loop (pickles between two trusted processes) ----------------------
-def _send(fd: int, message: Any) -> None:
-    data = pickle.dumps(message)
-    data = struct.pack(">I", len(data)) + data
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _recv(fd: int) -> Any:
-    def exact(size: int) -> bytes:
-        parts, remaining = [], size
-        while remaining:
-            chunk = os.read(fd, remaining)
-            if not chunk:
-                raise EOFError("peer closed")
-            parts.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(parts)
-
-    (size,) = struct.unpack(">I", exact(4))
-    return pickle.loads(exact(size))
-
-
 def main(argv: list[str] | None = None) -> int:
     """``python -m rlvr_lab.verifier.runner BACKEND SLOT_DIR``: serve verification requests on stdin/stdout."""
     argv = sys.argv[1:] if argv is None else argv
@@ -569,28 +567,30 @@ def main(argv: list[str] | None = None) -> int:
     try:
         runner = SlotRunner(backend_name, slot_dir)
     except SandboxUnavailable as exc:
-        _send(wfd, {"ok": False, "unavailable": True, "error": str(exc)})
+        wire.send_message(wfd, RunnerFailed("unavailable", str(exc)))
         return 2
     except Exception as exc:
-        _send(wfd, {"ok": False, "unavailable": False, "error": f"{type(exc).__name__}: {exc}"})
+        wire.send_message(wfd, RunnerFailed("error", f"{type(exc).__name__}: {exc}"))
         return 2
-    _send(wfd, {"ok": True, "backend": runner.backend.name, "pid": os.getpid(),
-                "uid": getattr(runner.backend, "uid", None), "isolation": tuple(runner.backend.isolation)})
+    wire.send_message(wfd, RunnerReady(runner.backend.name, os.getpid(), getattr(runner.backend, "uid", None),
+                                       tuple(runner.backend.isolation)))
     try:
         while True:
             try:
-                request = _recv(rfd)
+                request = wire.recv_message(rfd)
             except EOFError:
                 return 0
+            reply: VerifyReply | RunnerFailed
             try:
-                reply = runner.verify(request["fixture"], request["candidate"], request["trials"], request["seed"])
-                reply["ok"] = True
-                reply["backend"] = runner.backend.name
-                reply["runner_child"] = runner.last_child_pid
+                if not isinstance(request, VerifyRequest):
+                    raise TypeError(f"expected a VerifyRequest, got {type(request).__name__}")
+                reply = replace(runner.verify(request.fixture, request.candidate, request.k, request.seed),
+                                backend=runner.backend.name, runner_child=runner.last_child_pid)
             except Exception as exc:
-                reply = {"ok": False, "unavailable": isinstance(exc, SandboxUnavailable),
-                         "error": f"{type(exc).__name__}: {exc}"[:1000]}
-            _send(wfd, reply)
+                kind = ("unavailable" if isinstance(exc, SandboxUnavailable) else
+                        "value" if isinstance(exc, ValueError) else "error")
+                reply = RunnerFailed(kind, f"{type(exc).__name__}: {exc}"[:1000] if kind == "error" else str(exc)[:1000])
+            wire.send_message(wfd, reply)
             try:
                 runner.prepare_idle()
             except OSError:

@@ -26,10 +26,11 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
-from rlvr_lab.verifier.backend import SandboxUnavailable, resolve_backend
-from rlvr_lab.verifier.runner import GRACE_S, _recv, _send
+from rlvr_lab.verifier import wire
+from rlvr_lab.verifier.backend import SandboxUnavailable
+from rlvr_lab.verifier.backends import resolve_backend
+from rlvr_lab.verifier.wire import GRACE_S, RunnerFailed, RunnerReady, VerifyReply, VerifyRequest
 from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
 from rlvr_lab.verifier.trials import check_trials
 
@@ -117,24 +118,25 @@ class Verifier:
             cwd="/",
         )
         reply = self._read(time.monotonic() + START_TIMEOUT_S)
-        if reply is None or not reply.get("ok"):
+        if not isinstance(reply, RunnerReady):
             self._stop()
-            error = "the runner process did not start" if reply is None else reply.get("error")
-            if reply is not None and reply.get("unavailable"):
+            error = "the runner process did not start" if reply is None else getattr(reply, "error", repr(reply))
+            if isinstance(reply, RunnerFailed) and reply.kind == "unavailable":
                 raise SandboxUnavailable(error)
             raise RuntimeError(f"verifier runner failed to start: {error}")
-        self._backend_name = reply["backend"]
-        self.isolation = tuple(reply.get("isolation", ()))
-        self.sandbox_uid = reply.get("uid")
+        self._backend_name = reply.backend
+        self.isolation = reply.isolation
+        self.sandbox_uid = reply.uid
 
-    def _read(self, deadline: float) -> dict | None:
+    def _read(self, deadline: float) -> object | None:
+        """The runner's next message, or None if it closed, broke the frame or missed ``deadline``."""
         assert self._proc is not None and self._proc.stdout is not None
         fd = self._proc.stdout.fileno()
         remaining = deadline - time.monotonic()
         if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
             return None
         try:
-            return _recv(fd)
+            return wire.recv_message(fd)
         except (EOFError, OSError, ValueError):
             return None
 
@@ -154,29 +156,31 @@ class Verifier:
         return None if self._proc is None else self._proc.pid
 
     # -- verification --------------------------------------------------------------------------------
-    def _attempt(self, fixture: Fixture, candidate: Candidate, trials: int, seed: int) -> dict:
+    def _attempt(self, fixture: Fixture, candidate: Candidate, k: int, seed: int) -> VerifyReply:
         if self._proc is None or self._proc.poll() is not None:
             self._stop()
             self._start()
         assert self._proc is not None and self._proc.stdin is not None
         try:
-            _send(self._proc.stdin.fileno(), {"fixture": fixture, "candidate": candidate, "trials": trials,
-                                              "seed": seed})
+            wire.send_message(self._proc.stdin.fileno(), VerifyRequest(fixture, candidate, k, seed))
         except OSError as exc:
             self._stop()
-            return {"outcome": "pending", "trials": (), "stop_reason": f"runner unreachable: {exc}"}
-        budget = trials * (fixture.limits.wall_s + 2 * GRACE_S) + 30.0
+            return wire.pending(f"runner unreachable: {exc}")
+        budget = k * (fixture.limits.wall_s + 2 * GRACE_S) + 30.0
         reply = self._read(time.monotonic() + budget)
         if reply is None:
             self._stop()
-            return {"outcome": "pending", "trials": (), "stop_reason": "runner died or did not answer"}
-        if not reply.get("ok"):
-            if reply.get("unavailable"):
-                raise SandboxUnavailable(reply.get("error"))
-            if str(reply.get("error", "")).startswith("ValueError"):
-                raise ValueError(reply["error"].split(": ", 1)[-1])
-            return {"outcome": "pending", "trials": (), "stop_reason": f"runner error: {reply.get('error')}"}
-        self._backend_name = reply.get("backend", self._backend_name)
+            return wire.pending("runner died or did not answer")
+        if isinstance(reply, RunnerFailed):
+            if reply.kind == "unavailable":
+                raise SandboxUnavailable(reply.error)
+            if reply.kind == "value":
+                raise ValueError(reply.error)
+            return wire.pending(f"runner error: {reply.error}")
+        if not isinstance(reply, VerifyReply):
+            self._stop()
+            return wire.pending(f"runner sent {type(reply).__name__}, not a VerifyReply")
+        self._backend_name = reply.backend or self._backend_name
         return reply
 
     def verify(self, candidate: Candidate, fixture: Fixture, trials: int | None = None) -> Verdict:
@@ -189,19 +193,19 @@ class Verifier:
         with self._lock:
             self._calls += 1
             base_seed = self.seed + self._calls if self.seed is not None else int.from_bytes(os.urandom(4), "big")
-            reply: dict[str, Any] = {}
+            reply = wire.pending("not attempted")
             attempts = 0
             for attempts in range(1, self.retries + 2):
                 reply = self._attempt(fixture, candidate, k, base_seed + 7919 * (attempts - 1))
-                if reply["outcome"] != "pending":
+                if reply.outcome != "pending":
                     break
-            outcome = reply["outcome"]
+            outcome = reply.outcome
             if outcome == "pending" and self.retries > 0:
                 outcome = "unknown"
             return Verdict(outcome=outcome, candidate_digest=candidate.digest, fixture=fixture.name,
                            fixture_version=fixture.version, checker_version=fixture.checker_version,
-                           backend=self._backend_name, trials=tuple(reply.get("trials", ())),
-                           stop_reason=reply.get("stop_reason", ""), attempts=attempts,
+                           backend=self._backend_name, trials=reply.trials,
+                           stop_reason=reply.stop_reason, attempts=attempts,
                            isolation=self.isolation)
 
     def close(self) -> None:

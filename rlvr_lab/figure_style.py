@@ -1,0 +1,46 @@
+"""The book's figure style: palette, a Figure that shows itself in Jupyter, PNG bytes, a row of axes.
+
+Shared by :mod:`rlvr_lab.plots` (the interactive figures) and :mod:`rlvr_lab.chapter_figures` (the
+chapters' static figures); neither imports the other's internals. matplotlib without pyplot.
+"""
+
+from __future__ import annotations
+
+import io
+
+from matplotlib.figure import Figure
+
+PASS_COLOR = "#2a9d8f"
+FAIL_COLOR = "#e76f51"
+NEUTRAL = "#264653"
+ACCENT = "#e9c46a"
+MUTED = "#8d99ae"
+
+
+class BookFigure(Figure):
+    """A plain :class:`~matplotlib.figure.Figure` that Jupyter shows as a PNG even when pyplot (and so the
+    inline backend) was never imported: a cell that ends in ``plots.contrast_figure()`` displays it."""
+
+    def _repr_png_(self) -> bytes:
+        return png_bytes(self, dpi=100)
+
+
+def png_bytes(fig: Figure, dpi: int = 100) -> bytes:
+    """Render ``fig`` to PNG bytes in memory (Agg canvas, no display).
+
+    >>> png_bytes(axes_row()[0])[:4]
+    b'\\x89PNG'
+    """
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
+
+
+def axes_row(ncols: int = 2, width: float = 10.0, height: float = 3.6) -> tuple[Figure, list]:
+    """A :class:`BookFigure` of ``width`` x ``height`` inches with ``ncols`` gridded axes side by side."""
+    fig = BookFigure(figsize=(width, height), layout="constrained")
+    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        ax.spines[["top", "right"]].set_visible(False)
+    return fig, axes

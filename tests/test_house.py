@@ -1,0 +1,75 @@
+"""The house rules of issue 15 that a reader of the code relies on: no import cycle inside rlvr_lab (lazy
+imports inside functions count too), and no private name imported from another module."""
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "rlvr_lab"
+
+
+def modules() -> dict[str, ast.Module]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        if "fixtures" in rel.parts:  # candidate code of the exploit gallery, not the library
+            continue
+        name = ".".join(rel.parts).removesuffix(".__init__")
+        found[name] = ast.parse(path.read_text(), filename=str(path))
+    return found
+
+
+def import_graph(mods: dict[str, ast.Module]) -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {name: set() for name in mods}
+    for name, tree in mods.items():
+        for node in ast.walk(tree):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in mods else node.module
+                           for a in node.names]
+            for target in targets:
+                # a submodule importing its own package reaches only names the package re-exports
+                if target in mods and target != name and not name.startswith(target + "."):
+                    graph[name].add(target)
+    return graph
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    cycles, state, stack = [], {}, []
+
+    def visit(node: str) -> None:
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return cycles
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c", "a"]]
+    assert find_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_in_the_package():
+    cycles = find_cycles(import_graph(modules()))
+    assert cycles == [], "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_no_private_name_is_imported_from_another_module():
+    offences = []
+    for name, tree in modules().items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rlvr_lab"):
+                offences += [f"{name}: from {node.module} import {a.name}" for a in node.names
+                             if a.name.startswith("_") and a.name != "__version__"]
+    assert offences == []
