@@ -348,7 +348,13 @@ import matplotlib.pyplot as plt
 from rlvr_lab.train import TrainConfig, train
 
 def fresh_dir(name):
-    path = os.path.join(tempfile.gettempdir(), "rlvr-labs", name + "-" + PRESET)
+    # Runs live in a folder of your own: /tmp is shared by every user of the machine, and another user's
+    # folder of the same name could neither be emptied nor written by you.
+    root = os.path.join(tempfile.gettempdir(), f"rlvr-labs-{os.getuid()}")
+    os.makedirs(root, mode=0o700, exist_ok=True)
+    if os.lstat(root).st_uid != os.getuid():
+        raise PermissionError(f"{root} belongs to another user; set TMPDIR to a folder of your own")
+    path = os.path.join(root, name + "-" + PRESET)
     shutil.rmtree(path, ignore_errors=True)  # a leftover run would be resumed, not repeated
     os.makedirs(path)
     return path

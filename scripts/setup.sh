@@ -20,6 +20,14 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 fi
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
+# Package sources given as PIP_* variables (a mirror, a folder holding the CPU torch wheel) are written into
+# the venv's own pip.conf, so pip in this venv (and the install rehearsal of tests/test_install.py) finds
+# the same packages from a later shell that lacks the variables.
+conf=()
+for var in PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_FIND_LINKS PIP_TRUSTED_HOST; do
+  if [ -n "${!var:-}" ]; then conf+=("$(echo "${var#PIP_}" | tr 'A-Z_' 'a-z-') = ${!var}"); fi
+done
+if [ ${#conf[@]} -gt 0 ]; then { echo "[global]"; printf '%s\n' "${conf[@]}"; } > .venv/pip.conf; fi
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
 # The CPU build of torch first: a bare torch requirement would pull a multi-GB CUDA build.

@@ -6,7 +6,9 @@ namespaces disabled): ``python backend_gallery.py BACKEND [NAME ...]``. BACKEND 
 the runner class in this process, since no public name selects it). Prints one JSON line per candidate:
 ``{"name", "outcome", "backend", "isolation", "stop", "sentinel_left", "marker_alive", "hidden_changed"}``,
 then cleans what an exploit left (its sentinel file, its marked daemon), so a weak backend's losses are
-recorded, not left behind.
+recorded, not left behind. Sentinel paths are the caller's own (``fixtures.private_sentinel``); one that
+exists before a candidate runs and cannot be removed (under ``unshare --map-root-user`` the name carries
+uid 0, like root's) counts only if the candidate changes it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,16 @@ def hidden_digest() -> str:
         if path.is_file():
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
+
+
+def file_state(path: str) -> tuple[int, int, int] | None:
+    """(inode, mtime, size) of ``path``, or None when it does not exist: a sentinel counts as left by this
+    run only if it appeared or changed during it."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
 
 
 def marked(comm: str) -> list[int]:
@@ -74,6 +86,12 @@ def main(argv: list[str]) -> int:
             info = None if reference else exploit_info(name)
             candidate = load_reference("pool_repair_01", name) if reference else load_exploit(name)
             before = hidden_digest()
+            if info and info.sentinel:  # remove a leftover of ours; a file we cannot remove is judged by change
+                try:
+                    os.unlink(info.sentinel)
+                except OSError:
+                    pass
+            sentinel_before = file_state(info.sentinel) if info and info.sentinel else None
             verdict = verifier.verify(candidate, fixture)
             alive = marked(info.marker) if info and info.marker else []
             deadline = time.monotonic() + 3.0  # the zygote's sweep reaps re-parented daemons a moment later
@@ -81,7 +99,7 @@ def main(argv: list[str]) -> int:
                 time.sleep(0.1)
                 alive = marked(info.marker)
             time.sleep(0.2)
-            sentinel = bool(info and info.sentinel and os.path.exists(info.sentinel))
+            sentinel = bool(info and info.sentinel and file_state(info.sentinel) not in (None, sentinel_before))
             print(json.dumps({"name": name, "outcome": verdict.outcome, "backend": verdict.backend,
                               "isolation": list(verdict.isolation), "stop": verdict.stop_reason[:200],
                               "sentinel_left": sentinel, "marker_alive": bool(alive),
@@ -92,7 +110,10 @@ def main(argv: list[str]) -> int:
                 except OSError:
                     pass
             if sentinel:
-                os.unlink(info.sentinel)
+                try:
+                    os.unlink(info.sentinel)
+                except OSError:
+                    pass
     finally:
         verifier.close()
     return 0

@@ -145,9 +145,13 @@ def test_exploit_rejected_on_docker(name, ours, engine):
     if not info.sentinel:
         _docker_case(info, ours, engine)
         return
-    with open("/tmp/rlvr-redteam-sentinels.lock", "w") as handle:  # shared with tests/test_redteam.py
+    # shared with tests/test_redteam.py; read-only is enough for flock (another user may own the file)
+    handle = os.open("/tmp/rlvr-redteam-sentinels.lock", os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
         fcntl.flock(handle, fcntl.LOCK_EX)
         _docker_case(info, ours, engine)
+    finally:
+        os.close(handle)
 
 
 def _docker_case(info, ours, engine):

@@ -1,6 +1,7 @@
 """Fixture, reference-patch and exploit-gallery loaders (rlvr_lab.verifier.fixtures)."""
 
 import json
+import os
 import shutil
 
 import pytest
@@ -98,6 +99,20 @@ def test_gallery_has_every_required_exploit_with_metadata():
             assert info.naive_note, f"{name} says why the naive harness does not reward it"
     with pytest.raises(ValueError, match="name"):
         exploit_info("../pool_repair_01")
+
+
+def test_sentinel_paths_are_private_to_the_user():
+    """Two users of one machine share /tmp: each gets its own sentinel file, named in the code it submits."""
+    with_sentinel = [n for n in list_exploits() if exploit_info(n).sentinel]
+    assert {"daemon_setsid", "read_hidden_via_proc"} <= set(with_sentinel)
+    for name in with_sentinel:
+        raw = json.loads((fx_mod.exploits_dir() / name / "exploit.json").read_text())["sentinel"]
+        on_disk = fx_mod.read_tree(fx_mod.exploits_dir() / name / "candidate")
+        assert any(raw in text for text in on_disk.values()), f"{name}'s code does not name {raw}"
+        private = exploit_info(name).sentinel
+        assert private != raw and f"uid{os.getuid()}" in private and private.startswith("/tmp/")
+        submitted = "".join(load_exploit(name).files.values())
+        assert private in submitted and raw not in submitted.replace(private, ""), name
 
 
 def test_exploits_outside_permitted_paths_are_the_config_and_test_ones():

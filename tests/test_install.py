@@ -115,6 +115,23 @@ def _as_user(tmp_path_factory) -> tuple[list[str], str]:
     return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups"], python
 
 
+def _pip_settings() -> dict[str, str]:
+    """This suite's pip settings (an index mirror, a wheel folder) as ``PIP_*`` variables for the rehearsal.
+
+    The rehearsal runs with a ``HOME`` of its own, so a pip.conf in the caller's home, or in this venv
+    (where scripts/setup.sh records the ``PIP_*`` variables it was run with), would be invisible to it;
+    ``pip config list`` gives them all, the environment's own ``PIP_*`` variables winning.
+    """
+    done = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True)
+    out = {}
+    for line in done.stdout.splitlines():
+        match = re.fullmatch(r"(global|install|:env:)\.([\w-]+)='(.*)'", line)
+        if match:
+            out["PIP_" + match.group(2).upper().replace("-", "_")] = match.group(3)
+    out.update({k: v for k, v in os.environ.items() if k.startswith("PIP_")})
+    return out
+
+
 class Rehearsal:
     def __init__(self, prefix: list[str], base: Path, env: dict[str, str]):
         self.prefix, self.base, self.env = prefix, base, env
@@ -149,8 +166,7 @@ def rehearsal(tmp_path_factory):
         subprocess.run(["chown", "-R", prefix[1].split("=")[1] + ":" + prefix[2].split("=")[1], str(base)], check=True)
     env = {"PATH": f"{base}/venv/bin:/usr/bin:/bin", "HOME": str(base / "home"), "LANG": "C.UTF-8",
            "TMPDIR": str(base / "tmp"), "RLVR_LAB_PRESET": "ci", "MPLBACKEND": "Agg"}
-    # the machine's pip settings (an index mirror, a wheel folder) as a user's pip would see them
-    env.update({k: v for k, v in os.environ.items() if k.startswith("PIP_")})
+    env.update(_pip_settings())
     r = Rehearsal(prefix, base, env)
     done = r.run(python, "-m", "venv", str(base / "venv"))
     assert done.returncode == 0, done.stderr
@@ -158,7 +174,10 @@ def rehearsal(tmp_path_factory):
 
     t0 = time.monotonic()
     done = r.run(str(base / "venv/bin/pip"), "install", "-q", f"torch=={torch.__version__}")
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == 0, (f"pip found no torch {torch.__version__} (the build this suite runs on) with the "
+                                  f"settings {_pip_settings()}; a local build such as +cpu needs the wheel folder "
+                                  f"or index it came from (scripts/setup.sh records it in .venv/pip.conf)\n"
+                                  + done.stderr[-2000:])
     torch_s, size_before = time.monotonic() - t0, _du(base / "venv")
     t0 = time.monotonic()
     done = r.run(r.python, str(HERE / "notebook_exec.py"), str(ROOT / "labs/lab1_grpo_training.ipynb"),

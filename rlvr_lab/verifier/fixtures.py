@@ -168,7 +168,9 @@ class ExploitInfo:
     naive_note: str = ""
     """Why, when the naive harness does not reward it or is not run on it."""
     sentinel: str = ""
-    """An absolute host path the exploit tries to create (empty if none); it must not exist afterwards."""
+    """An absolute host path the exploit tries to create (empty if none); it must not exist afterwards.
+    This is the calling user's own version of the path (:func:`private_sentinel`), the one in the files
+    :func:`load_exploit` returns."""
     marker: str = ""
     """Process name (``comm``) a process it leaves behind would carry (empty if none)."""
 
@@ -192,28 +194,58 @@ def list_exploits() -> list[str]:
     return sorted(p.parent.name for p in base.glob("*/exploit.json")) if base.is_dir() else []
 
 
-def exploit_info(name: str) -> ExploitInfo:
-    """Metadata of exploit ``name``.
+def private_sentinel(path: str) -> str:
+    """The calling user's own version of a sentinel path: the uid goes into the file name.
 
-    >>> exploit_info("exit_os").klass
-    'premature exit'
+    ``/tmp`` is shared by every user of a machine. A sentinel that another user's run left behind (the
+    loot file of a naive run, say) could be neither removed nor written by this user, so each uid gets
+    its own file.
+
+    >>> private_sentinel("/tmp/rlvr-exploit-x.loot") == f"/tmp/rlvr-exploit-x-uid{os.getuid()}.loot"
+    True
+    >>> private_sentinel("")
+    ''
     """
+    if not path:
+        return path
+    stem, ext = os.path.splitext(path)
+    return f"{stem}-uid{os.getuid()}{ext}"
+
+
+def _exploit_data(name: str) -> dict:
     path = exploits_dir() / str(name) / "exploit.json"
     if not isinstance(name, str) or "/" in name or not path.is_file():
         raise ValueError(f"name must be one of {list_exploits()}, got {name!r}")
     data = json.loads(path.read_text(encoding="utf-8"))
     if data.get("naive") not in NAIVE_OUTCOMES:
         raise ValueError(f"exploit {name}: naive must be one of {NAIVE_OUTCOMES}, got {data.get('naive')!r}")
+    return data
+
+
+def exploit_info(name: str) -> ExploitInfo:
+    """Metadata of exploit ``name``.
+
+    >>> exploit_info("exit_os").klass
+    'premature exit'
+    """
+    data = _exploit_data(name)
     return ExploitInfo(name=name, klass=data["class"], tries=data["tries"], fixture=data["fixture"],
                        naive=data["naive"], naive_note=data.get("naive_note", ""),
-                       sentinel=data.get("sentinel", ""), marker=data.get("marker", ""))
+                       sentinel=private_sentinel(data.get("sentinel", "")), marker=data.get("marker", ""))
 
 
 def load_exploit(name: str) -> Candidate:
-    """The files exploit ``name`` submits, as a :class:`~rlvr_lab.verifier.schema.Candidate`.
+    """The files exploit ``name`` submits, as a :class:`~rlvr_lab.verifier.schema.Candidate`. The
+    sentinel path its code names (``exploit.json``'s ``sentinel``) is replaced by the caller's own
+    (:func:`private_sentinel`), so two users' runs never meet in ``/tmp``.
 
     >>> sorted(load_exploit("conftest_report_patch").files)
     ['conftest.py']
+    >>> exploit_info("daemon_setsid").sentinel in load_exploit("daemon_setsid").files["pool_fixture/__init__.py"]
+    True
     """
-    exploit_info(name)
-    return Candidate(read_tree(exploits_dir() / name / "candidate"))
+    sentinel = _exploit_data(name).get("sentinel", "")
+    files = read_tree(exploits_dir() / name / "candidate")
+    if sentinel:
+        files = {path: text.replace(sentinel, private_sentinel(sentinel)) for path, text in files.items()}
+    return Candidate(files)
