@@ -284,11 +284,11 @@ print("\n".join(lines))
 # `verdict.isolation`. As root that is `local`: namespaces plus a per-slot uid. As an ordinary user (a
 # laptop, a CI runner) it is `local-userns`: the same namespaces inside an unprivileged user namespace,
 # without the per-slot uid. Where user namespaces are disabled it falls back to `process`, which has no
-# namespaces at all: rlimits, a process group under a subreaper, a scratch directory and, where the kernel
-# has Landlock, a filesystem allow-list and no TCP. Without Landlock that backend loses two of the
-# gallery's exploits (the network fetch passes; killing the harness turns `fail` into `unknown`), and it
-# cannot hide files from code running as your own user, so treat its verdicts as weaker evidence. The
-# table per backend is in `rlvr_lab/fixtures/exploits/README.md`.
+# namespaces at all: rlimits, a process group under a subreaper, a scratch directory, a seccomp filter that
+# refuses every socket except a Unix one (so no network on any kernel) and, where the kernel has Landlock, a
+# filesystem allow-list. Without Landlock that backend loses one of the gallery's exploits (killing the
+# harness turns `fail` into `unknown`), and it cannot hide files from code running as your own user, so
+# treat its verdicts as weaker evidence. The table per backend is in `rlvr_lab/fixtures/exploits/README.md`.
 
 # %% [markdown]
 # (ch6-crashes)=
