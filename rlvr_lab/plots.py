@@ -12,7 +12,9 @@ Sections: 17.2/17.5.4 contrast (:func:`contrast_figure`), 17.3.2 eq 1 (:func:`fa
 17.5.1 eqs 2-3 (:func:`group_advantages_figure`), 17.5.2/17.8.3 clipping (:func:`clip_figure`),
 17.5.3 eq 5 (:func:`length_weights_figure`), 17.7.2 all-pass rule (:func:`all_pass_figure`),
 17.9.2 eq 6 (:func:`cycle_figure`), 17.9.3 eq 7 (:func:`barrier_figure`), 17.9.4 eq 8
-(:func:`staleness_figure`), 17.9.5 eq 9 (:func:`verifier_pool_figure`).
+(:func:`staleness_figure`) and 17.9.5 eq 9 (:func:`verifier_pool_figure`) are drawn in
+:mod:`rlvr_lab.fleet_figures` and the recorded experiments' figures in :mod:`rlvr_lab.recorded.figures`;
+both are reachable here under the same names.
 
 >>> fig = contrast_figure(8, 0.05)
 >>> len(fig.axes)
@@ -30,12 +32,12 @@ from rlvr_lab import advantages, credit, cycle_time, rewards
 from rlvr_lab.figure_style import ACCENT, FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure  # noqa: F401
 from rlvr_lab.figure_style import png_bytes  # noqa: F401 (plots.png_bytes, re-exported)
 from rlvr_lab.figure_style import axes_row as _figure
-
-
-def _mark(ax, x, y, text, color=NEUTRAL, offset=(8, 8)):
-    ax.plot([x], [y], "o", color=color, markersize=8, zorder=5)
-    ax.annotate(text, (x, y), textcoords="offset points", xytext=offset, fontsize=9, color=color,
-                bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": color, "alpha": 0.85})
+from rlvr_lab.figure_style import mark_point as _mark
+# plots is the book's figure API: the fleet's figures (17.9) and those of the recorded claim experiments
+# live in their own modules and are reachable here under the same names.
+from rlvr_lab.fleet_figures import barrier_figure, cycle_figure, staleness_figure, verifier_pool_figure  # noqa: F401
+from rlvr_lab.recorded.figures import (load_recorded, recorded_clip_figure, recorded_exploit_figure,  # noqa: F401
+                                       recorded_length_figure, recorded_pass_at_k_figure)
 
 
 def contrast_figure(group_size: int = 8, p: float = 0.05, group_sizes=(2, 8, 16)) -> Figure:
@@ -196,7 +198,7 @@ def fork_figure(horizon: int = 30, continuations: int = 8, forks=(10, 20)) -> Fi
     hs = np.arange(max(3, len(chosen) + 1), max(61, horizon + 1))
     n_forks = len(chosen)
     every = [credit.continuation_multiple(h, continuations, "all") for h in hs]
-    spaced = [credit.continuation_multiple(h, continuations, _even_forks(h, n_forks)) for h in hs]
+    spaced = [credit.continuation_multiple(h, continuations, even_forks(h, n_forks)) for h in hs]
     fig, (ax1, ax2) = _figure()
     ax1.plot(hs, every, color=FAIL_COLOR, lw=2, label="every boundary")
     ax1.plot(hs, spaced, color=PASS_COLOR, lw=2, label=f"{n_forks} evenly placed fork(s)")
@@ -223,7 +225,7 @@ def fork_figure(horizon: int = 30, continuations: int = 8, forks=(10, 20)) -> Fi
     return fig
 
 
-def _even_forks(horizon: int, count: int) -> list[int]:
+def even_forks(horizon: int, count: int) -> list[int]:
     """``count`` distinct completed-turn indices spread evenly over 1..H-1 (30, 2 -> [10, 20])."""
     count = max(0, min(int(count), horizon - 1))
     picks = sorted({int(round(horizon * j / (count + 1))) for j in range(1, count + 1)})
@@ -333,252 +335,9 @@ def length_weights_figure(advantage: float = -1.0, lengths=(128, 512, 1024, 2048
     return fig
 
 
-def cycle_figure(horizon: int = 20, t_model: float = 0.12, t_tool: float = 0.08, t_assess: float = 0.5,
-                 t_reset: float = 3.5, slots: int = 256) -> Figure:
-    """Slot cycle and pool capacity (eq 6, 17.9.2, napkin math 17.6) against the reset time.
-
-    Left: episodes per hour against ``t_reset`` (log axis) with the no-reset ceiling (Amdahl) and the
-    chosen reset marked; right: the chosen cycle split into model, tool, assessment and reset time.
-
-    >>> cycle_figure().axes[0].get_ylabel()
-    'pool capacity (episodes / hour)'
-    """
-    resets = np.logspace(-3, 1.3, 200)
-    caps = cycle_time.pool_capacity_per_hour(slots, cycle_time.cycle_time(horizon, t_model, t_tool, t_assess, resets))
-    ceiling = cycle_time.pool_capacity_per_hour(slots, cycle_time.cycle_time(horizon, t_model, t_tool, t_assess, 0.0))
-    fig, (ax1, ax2) = _figure()
-    ax1.plot(resets, caps, color=NEUTRAL, lw=2, label=f"{slots} slots")
-    ax1.axhline(ceiling, color=PASS_COLOR, ls="--", lw=1.2, label=f"zero-reset ceiling {ceiling:,.0f}/h")
-    cyc = cycle_time.cycle_time(horizon, t_model, t_tool, t_assess, t_reset)
-    cap = cycle_time.pool_capacity_per_hour(slots, cyc)
-    _mark(ax1, t_reset, cap, f"reset {t_reset:g} s: {cap:,.0f}/h", offset=(10, -18))
-    ax1.set(xscale="log", xlabel="reset time t_reset (s)", ylabel="pool capacity (episodes / hour)",
-            title=f"Cycle, eq (25): {cyc:.3f} s", ylim=(0, ceiling * 1.1))
-    ax1.legend(fontsize=8, loc="lower left")
-    parts = [("model", horizon * t_model, "#219ebc"), ("tool", horizon * t_tool, "#8ecae6"),
-             ("assess", t_assess, ACCENT), ("reset", t_reset, FAIL_COLOR)]
-    left = 0.0
-    for name, dur, color in parts:
-        ax2.barh([0], [dur], left=[left], color=color, label=f"{name} {dur:.3g} s")
-        left += dur
-    ax2.set_yticks([])
-    ax2.set(xlabel="seconds per episode", title=f"One slot cycle: reset share {100 * t_reset / cyc:.1f} %")
-    ax2.legend(fontsize=8, loc="upper center", ncol=2, bbox_to_anchor=(0.5, -0.25))
-    return fig
-
-
-def barrier_figure(durations=(0.2, 3.0, 3.52, 16.8)) -> Figure:
-    """A synchronous group barrier (eq 7, 17.9.3): busy and idle time of each slot until the slowest ends.
-
-    >>> barrier_figure().axes[0].get_title()
-    'Group barrier: 65 % of reserved slot time idle'
-    """
-    d = np.asarray(durations, dtype=float)
-    step = cycle_time.barrier_step_time(d)
-    idle = cycle_time.barrier_idle_fraction(d)
-    fig = BookFigure(figsize=(7.5, 3.0), layout="constrained")
-    ax = fig.add_subplot(1, 1, 1)
-    y = np.arange(d.size)
-    ax.barh(y, d, color=NEUTRAL, label="rollout running")
-    ax.barh(y, step - d, left=d, color=ACCENT, alpha=0.6, label="slot held idle")
-    ax.axvline(step, color=FAIL_COLOR, ls="--", lw=1.2)
-    ax.set_yticks(y, [f"member {i + 1}" for i in y])
-    ax.set(xlabel="seconds", title=f"Group barrier: {100 * idle:.0f} % of reserved slot time idle")
-    ax.legend(fontsize=8, loc="lower right")
-    return fig
-
-
-def staleness_figure(step_s: float = 30.0, max_lag: int = 2, ages=(20.0, 60.0, 150.0),
-                     weights=(0.60, 0.30, 0.10)) -> Figure:
-    """Version-checked admission (eq 8, 17.9.4) for a mix of rollout ages.
-
-    Left: the admitted fraction of rollouts (ages ``ages`` s with shares ``weights``) against the trainer
-    step time, for lag bounds 0..4, the chosen (``step_s``, ``max_lag``) marked. Right: each age class's
-    version lag at ``step_s`` against the bound.
-
-    >>> staleness_figure().axes[1].get_xlabel()
-    'rollout age at admission (s)'
-    """
-    ages_a = np.asarray(ages, dtype=float)
-    w = np.asarray(weights, dtype=float)
-    steps = np.linspace(5, 250, 246)
-    fig, (ax1, ax2) = _figure()
-    for bound in range(0, 5):
-        frac = [admitted_fraction(s, bound, ages_a, w) for s in steps]
-        ax1.plot(steps, frac, lw=2.4 if bound == max_lag else 1.0, label=f"lag <= {bound}")
-    f = admitted_fraction(step_s, max_lag, ages_a, w)
-    _mark(ax1, step_s, f, f"{100 * f:.0f} % admitted", offset=(10, -18))
-    ax1.set(xlabel="trainer step time T_step (s)", ylabel="admitted fraction", ylim=(0, 1.05),
-            title="Admission under a staleness bound, eq (27)")
-    ax1.legend(fontsize=8, loc="lower right")
-    lags = [cycle_time.version_lag(a, step_s) for a in ages_a]
-    colors = [PASS_COLOR if cycle_time.admit(a, step_s, max_lag) else FAIL_COLOR for a in ages_a]
-    ax2.bar([f"{a:g}" for a in ages_a], lags, color=colors)
-    ax2.axhline(max_lag + 0.5, color=NEUTRAL, ls="--", lw=1.2, label=f"bound {max_lag}")
-    for i, (lag, share) in enumerate(zip(lags, w)):
-        ax2.annotate(f"lag {lag}\n{100 * share / w.sum():.0f} %", (i, lag), textcoords="offset points",
-                     xytext=(0, 3), ha="center", fontsize=8)
-    ax2.set(xlabel="rollout age at admission (s)", ylabel="version lag (updates)",
-            title=f"T_step = {step_s:g} s", ylim=(0, max(max(lags), max_lag) + 1.8))
-    ax2.legend(fontsize=8, loc="upper left")
-    return fig
-
-
-def verifier_pool_figure(arrival_per_s: float = 32.0, trials: int = 3, trial_s: float = 8.0,
-                         target_utilization: float = 0.8, incorrect_share: float = 0.5,
-                         q_incorrect: float = 0.2, q_correct: float = 0.98) -> Figure:
-    """Verifier pool sizing (eq 9, 17.9.5): workers against target utilisation.
-
-    Curves: every trial run (K per trajectory), stop-on-first-rejection over the candidate mixture
-    (``incorrect_share`` at ``q_incorrect``, the rest at ``q_correct``), and the mistaken plug-in of the
-    mean q. The chosen target is marked on the all-trials curve.
-
-    >>> verifier_pool_figure().axes[0].get_xlabel()
-    'target utilisation'
-    """
-    expected, plugin = mixture_trials(trials, incorrect_share, q_incorrect, q_correct)
-    targets = np.linspace(0.3, 0.98, 200)
-    fig, (ax1, ax2) = _figure()
-    for label, k, color, ls in [(f"all {trials} trials", trials, NEUTRAL, "-"),
-                                (f"stop on first rejection ({expected:.2f})", expected, PASS_COLOR, "-"),
-                                (f"mean-q plug-in ({plugin:.2f}, too few)", plugin, FAIL_COLOR, ":")]:
-        ax1.plot(targets, [cycle_time.verifier_workers(arrival_per_s, k, trial_s, t) for t in targets],
-                 color=color, ls=ls, lw=2, label=label)
-    w = cycle_time.verifier_workers(arrival_per_s, trials, trial_s, target_utilization)
-    _mark(ax1, target_utilization, w, f"{w:,} workers")
-    ax1.set(xlabel="target utilisation", ylabel="workers to provision", title=f"Eq (28): lambda = {arrival_per_s:g}/s, "
-            f"t_v = {trial_s:g} s")
-    ax1.legend(fontsize=8)
-    names = ["1 trial", f"{trials} trials", "stop-first", f"/ {target_utilization:g}"]
-    vals = [cycle_time.verifier_demand(arrival_per_s, 1, trial_s), cycle_time.verifier_demand(arrival_per_s, trials, trial_s),
-            cycle_time.verifier_demand(arrival_per_s, expected, trial_s), w]
-    ax2.bar(names, vals, color=[MUTED, NEUTRAL, PASS_COLOR, ACCENT])
-    for i, val in enumerate(vals):
-        ax2.annotate(f"{val:,.0f}", (i, val), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=9)
-    ax2.set(ylabel="busy / provisioned workers", title="Little's law: demand = lambda K t_v")
-    return fig
-
-
 #: Moved beside the math they compute (issue 15); the old names stay for homework scripts.
 admitted_fraction = cycle_time.admitted_fraction
 mixture_trials = rewards.mixture_trials
-
-
-# ---------------------------------------------------------------- recorded experiments (experiments/*.py)
-
-def load_recorded(name: str) -> dict:
-    """The stored result of one claim experiment (``experiments/<name>.py``; see :mod:`rlvr_lab.recorded`).
-
-    >>> load_recorded("pass_at_k")["regime"]["n"]
-    32
-    """
-    from rlvr_lab import recorded
-
-    return recorded.load(name)
-
-
-def _seed_band(ax, runs: list[dict], arm: str, key: str, color: str, label: str) -> None:
-    """Each seed's per-step series thin, their mean thick."""
-    curves = [np.asarray([np.nan if x is None else x for x in r[arm][key]], dtype=float) for r in runs]
-    width = min(len(c) for c in curves)
-    for c in curves:
-        ax.plot(np.arange(width), c[:width], color=color, lw=0.7, alpha=0.35)
-    ax.plot(np.arange(width), np.nanmean([c[:width] for c in curves], axis=0), color=color, lw=2,
-            label=f"{label} (mean of {len(curves)} seeds)")
-
-
-def _interval_bars(ax, labels, cis: list[dict], colors) -> None:
-    means = [c["mean"] for c in cis]
-    err = np.array([[c["mean"] - c["lo"] for c in cis], [c["hi"] - c["mean"] for c in cis]])
-    ax.bar(labels, means, yerr=err, capsize=4, color=colors)
-
-
-def recorded_exploit_figure(result: dict | None = None) -> Figure:
-    """Recorded exploit amplification (17.5.1): exploit rate and true pass rate per step, naive vs isolated.
-
-    >>> recorded_exploit_figure().axes[0].get_xlabel()
-    'GRPO step'
-    """
-    result = result or load_recorded("exploit_amplification")
-    fig, (ax1, ax2) = _figure()
-    for arm, color in (("naive", FAIL_COLOR), ("isolated", PASS_COLOR)):
-        _seed_band(ax1, result["runs"], arm, "exploit", color, f"rewarded by {arm}")
-        _seed_band(ax2, result["runs"], arm, "true_pass", color, f"rewarded by {arm}")
-    ax1.set(xlabel="GRPO step", ylabel="share of training rollouts", title="exploit rate (os._exit(0))")
-    ax2.set(xlabel="GRPO step", ylabel="share of training rollouts", title="true pass rate (isolated verdict)")
-    ax1.legend(fontsize=8)
-    return fig
-
-
-def recorded_clip_figure(result: dict | None = None) -> Figure:
-    """Recorded clip-higher vs symmetric clip (17.8.3): entropy per step; clip shares with 95 % intervals.
-
-    >>> recorded_clip_figure().axes[1].get_ylabel()
-    'share of all policy tokens'
-    """
-    result = result or load_recorded("clip_higher")
-    fig, (ax1, ax2) = _figure()
-    for arm, color, label in (("symmetric", NEUTRAL, "symmetric 0.2 / 0.2"),
-                              ("clip_higher", ACCENT, "clip-higher 0.2 / 0.28")):
-        _seed_band(ax1, result["runs"], arm, "entropy", color, label)
-    ax1.set(xlabel="GRPO step", ylabel="nats", title="token entropy")
-    ax1.legend(fontsize=8)
-    s = result["summary"]
-    _interval_bars(ax2, ["upper clip\nsymmetric", "upper clip\nclip-higher", "eligible\n(p < 1/1.2)",
-                         "any clip\nsymmetric"],
-                   [s["clip_high"]["symmetric"], s["clip_high"]["clip_higher"], s["eligible"]["symmetric"],
-                    s["clip_any"]["symmetric"]], [NEUTRAL, ACCENT, MUTED, FAIL_COLOR])
-    ax2.axhline(0.05, color="k", ls=":", lw=1)
-    ax2.set(ylabel="share of all policy tokens", title="where the clip can act (95 % t, seeds)")
-    return fig
-
-
-def recorded_length_figure(result: dict | None = None) -> Figure:
-    """Recorded per-sequence vs constant normalisation (17.5.3): failing length per step and its change.
-
-    >>> recorded_length_figure().axes[0].get_ylabel()
-    'tokens'
-    """
-    result = result or load_recorded("length_norm")
-    fig, (ax1, ax2) = _figure()
-    for arm, color, label in (("sequence", FAIL_COLOR, "per-sequence 1/|o_i|"),
-                              ("constant", NEUTRAL, "constant L = mean length")):
-        _seed_band(ax1, result["runs"], arm, "len_fail", color, label)
-    ax1.set(xlabel="GRPO step", ylabel="tokens", title="mean length of failing rollouts")
-    ax1.legend(fontsize=8)
-    s = result["summary"]["len_fail_change"]
-    _interval_bars(ax2, ["per-sequence", "constant", "difference"], [s["sequence"], s["constant"], s["difference"]],
-                   [FAIL_COLOR, NEUTRAL, MUTED])
-    ax2.axhline(0, color="k", lw=0.8)
-    ax2.set(ylabel="tokens (last 5 - first 5 steps)", title="change in failing length (95 % t, seeds)")
-    return fig
-
-
-def recorded_pass_at_k_figure(result: dict | None = None) -> Figure:
-    """Recorded pass@k before and after GRPO over held-out tasks (17.8.4): curves and their difference.
-
-    >>> recorded_pass_at_k_figure().axes[0].get_xscale()
-    'log'
-    """
-    result = result or load_recorded("pass_at_k")
-    ks = result["regime"]["ks"]
-    s = result["summary"]
-    fig, (ax1, ax2) = _figure()
-    for arm, color, label in (("base", MUTED, "warm start (base)"), ("trained", PASS_COLOR, "after GRPO")):
-        m = [s[str(k)][arm]["mean"] for k in ks]
-        err = [[s[str(k)][arm]["mean"] - s[str(k)][arm]["lo"] for k in ks],
-               [s[str(k)][arm]["hi"] - s[str(k)][arm]["mean"] for k in ks]]
-        ax1.errorbar(ks, m, yerr=err, marker="o", capsize=3, color=color, label=label)
-    ax1.set(xscale="log", xticks=ks, xticklabels=[str(k) for k in ks], xlabel="k", ylabel="held-out pass@k",
-            title=f"unbiased pass@k, n = {result['regime']['n']} samples per task")
-    ax1.legend(fontsize=8)
-    d = [s[str(k)]["difference"] for k in ks]
-    ax2.errorbar(ks, [x["mean"] for x in d], yerr=[[x["mean"] - x["lo"] for x in d], [x["hi"] - x["mean"] for x in d]],
-                 marker="o", capsize=3, color=NEUTRAL)
-    ax2.axhline(0, color="k", lw=0.8)
-    ax2.set(xscale="log", xticks=ks, xticklabels=[str(k) for k in ks], xlabel="k",
-            ylabel="trained - base", title="gain by k (95 % t over seeds)")
-    return fig
 
 
 def __getattr__(name: str):

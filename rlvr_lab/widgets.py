@@ -304,7 +304,7 @@ def fork_explorer(horizon: int = 30, tokens_per_turn: int = 512, continuations: 
     (1797120, 138240, 9.0)
     """
     def compute(horizon, tokens_per_turn, continuations, forks):
-        chosen = plots._even_forks(horizon, forks)
+        chosen = plots.even_forks(horizon, forks)
         m = max(continuations, 1)
         return {
             "chosen fork turns": ", ".join(map(str, chosen)) or "none",
@@ -323,7 +323,7 @@ def fork_explorer(horizon: int = 30, tokens_per_turn: int = 512, continuations: 
                 "forks": _int("forks", forks, 1, 10, "chosen forks |S|")}
 
     def draw(horizon, tokens_per_turn, continuations, forks):
-        return plots.fork_figure(horizon, continuations, plots._even_forks(horizon, forks))
+        return plots.fork_figure(horizon, continuations, plots.even_forks(horizon, forks))
 
     return Dashboard("Continuation sampling, eqs (10) and (11): what a fork schedule costs and resolves", controls,
                      compute, draw, kind="fork",

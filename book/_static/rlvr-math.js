@@ -2,7 +2,7 @@
 //
 // A line-by-line port of the rlvr_lab functions each dashboard of rlvr_lab/widgets.py calls (rewards,
 // credit, cycle_time, grpo.clip_probability_bounds / clipped_surrogate, plots.admitted_fraction /
-// mixture_trials / _even_forks) and of Python's format specs used by its readout. rlvr_lab stays the one
+// mixture_trials / even_forks) and of Python's format specs used by its readout. rlvr_lab stays the one
 // source of truth: tests/test_widget_js.py runs this file under node on a grid of slider values and
 // requires every number within 1e-9 (relative) of the library and every label and formatted string equal.
 // No dependencies; loaded as a plain script (window.RLVRMath) and as a CommonJS module by node.
