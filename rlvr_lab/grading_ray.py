@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 
 from rlvr_lab.grading_sandbox import EXIT_GRACE_S, GRACE_S
 from rlvr_lab.grading_worker import GradeSettings, GradingSlot, KeyData, NotebookJob, grade_notebook
+from rlvr_lab.verifier.ray_pool import ray_module as verifier_ray_module
 
 #: Seconds a lost notebook waits for a slot on another machine before one on the machine it was lost on may take it.
 AVOID_S = 10.0
@@ -38,12 +39,8 @@ START_S = 90.0
 
 
 def ray_module():
-    """``ray``, or an ImportError naming the extra that installs it."""
-    try:
-        import ray
-    except ImportError as exc:  # depends on the environment
-        raise ImportError("grading with ray_address needs Ray: pip install 'rlvr-lab[fleet]'") from exc
-    return ray
+    """``ray``, or an ImportError naming the extra that installs it (the verifier fleet's check)."""
+    return verifier_ray_module("grading with ray_address")
 
 
 _ACTOR = None

@@ -211,15 +211,7 @@ def grpo_loss_fast(logp, old_logp, ref_logp, advantages, mask, eps_low, eps_high
     keep = mask.bool()
     loss, ratio, adv, surrogate, kl = _objective(logp, old_logp, ref_logp, advantages, keep, eps_low, eps_high,
                                                  beta, norm, constant)
-    with torch.no_grad():
-        a = adv[:, None].expand_as(ratio)[keep]
-        r, s = ratio[keep].double(), surrogate[keep].double()
-        low, high = (a < 0) & (r < 1.0 - eps_low), (a > 0) & (r > 1.0 + eps_high)
-        stats = {"clip_fraction": (low | high).double().mean(), "clip_low_fraction": low.double().mean(),
-                 "clip_high_fraction": high.double().mean(), "positive_fraction": (a > 0).double().mean(),
-                 "surrogate_mean": s.mean(), "tokens": keep.sum().double()}
-        if kl is not None:
-            stats["kl_mean"] = kl[keep].double().mean()
+    stats = _statistics(ratio, adv, keep, surrogate, kl, eps_low, eps_high)
     return loss, stats
 
 
@@ -250,23 +242,28 @@ def _objective(logp, old_logp, ref_logp, advantages, keep, lo, hi, beta, norm, c
     return -objective, ratio, adv, surrogate, kl
 
 
+def _statistics(ratio, adv, keep, surrogate, kl, lo, hi) -> dict:
+    """The loss's statistics over unmasked tokens as 0-dim tensors on the device (no sync): clip
+    fractions (the tokens whose incentive the clip removed), the share the upper clip can act on, mean
+    surrogate, token count and, with a reference, mean KL."""
+    with torch.no_grad():
+        a = adv[:, None].expand_as(ratio)[keep]
+        r, s = ratio[keep].double(), surrogate[keep].double()
+        low, high = (a < 0) & (r < 1.0 - lo), (a > 0) & (r > 1.0 + hi)
+        stats = {"clip_fraction": (low | high).double().mean(), "clip_low_fraction": low.double().mean(),
+                 "clip_high_fraction": high.double().mean(), "positive_fraction": (a > 0).double().mean(),
+                 "surrogate_mean": s.mean(), "tokens": keep.sum().double()}
+        if kl is not None:
+            stats["kl_mean"] = kl[keep].double().mean()
+    return stats
+
+
 def _diagnostics(ratio, adv, keep, surrogate, kl, lo, hi) -> dict:
-    a = adv[:, None].expand_as(ratio)
-    r, a, s = ratio[keep].double(), a[keep], surrogate[keep].double()
-    low = (a < 0) & (r < 1.0 - lo)
-    high = (a > 0) & (r > 1.0 + hi)
+    """:func:`_statistics` as plain floats, plus the ratio's 5/50/95 % quantiles and maximum."""
+    out = {name: float(value) for name, value in _statistics(ratio, adv, keep, surrogate, kl, lo, hi).items()}
+    r = ratio[keep].double()
     q = torch.quantile(r, torch.tensor([0.05, 0.5, 0.95], dtype=r.dtype, device=r.device)).tolist()
-    out = {
-        "clip_fraction": float((low | high).double().mean()),
-        "clip_low_fraction": float(low.double().mean()),
-        "clip_high_fraction": float(high.double().mean()),
-        "positive_fraction": float((a > 0).double().mean()),  # tokens the upper clip can act on
-        "ratio_p05": q[0], "ratio_p50": q[1], "ratio_p95": q[2], "ratio_max": float(r.max()),
-        "surrogate_mean": float(s.mean()),
-        "tokens": float(keep.sum()),
-    }
-    if kl is not None:
-        out["kl_mean"] = float(kl.detach()[keep].double().mean())
+    out.update({"ratio_p05": q[0], "ratio_p50": q[1], "ratio_p95": q[2], "ratio_max": float(r.max())})
     return out
 
 

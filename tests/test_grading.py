@@ -361,7 +361,7 @@ def test_the_docker_backend_grades_the_same(tmp_path):
     try:
         docker_client()
     except SandboxUnavailable as exc:
-        pytest.skip(str(exc))
+        pytest.skip(f"no Docker engine to grade with here: {exc}")
     cheats = _cheats([], SOLUTIONS)
     chosen = {"key": (EX1, _load(SOLUTIONS, EX1), None), "types": _honest()["types_ex7"] + (None,)}
     chosen.update({name: cheats[name] for name in ("redefine", "key_hunt", "endless", "flood_raw", "killer")})

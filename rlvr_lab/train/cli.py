@@ -57,9 +57,9 @@ def plain(text: str) -> str:
     return re.sub(r":\w+:`~?([^`]+)`", r"\1", text).replace("``", "")
 
 
-def _preset_values(name: str) -> str:
+def _preset_values(name: str, presets: dict[str, TrainConfig]) -> str:
     """The field's value in each preset, for the help text: one value when they agree."""
-    values = [getattr(TrainConfig.preset(p), name) for p in PRESETS]
+    values = [getattr(presets[p], name) for p in PRESETS]
     shown = [",".join(v) if isinstance(v, tuple) else repr(v) if isinstance(v, str) else str(v) for v in values]
     if len(set(shown)) == 1:
         return f"default {shown[0]}"
@@ -71,11 +71,12 @@ def add_config_flags(parser: argparse.ArgumentParser) -> None:
     parsed namespace (``argparse.SUPPRESS``), so the preset decides, and ``--heldout-tasks none`` can still
     set a field to None."""
     docs = field_docs()
+    presets = {p: TrainConfig.preset(p) for p in PRESETS}
     for f in fields(TrainConfig):
         if f.name in NO_FLAG:
             continue
         flags = (f"--{f.name.replace('_', '-')}", *ALIASES.get(f.name, ()))
-        text = f"{plain(docs[f.name])} [{_preset_values(f.name)}]".replace("%", "%%")
+        text = f"{plain(docs[f.name])} [{_preset_values(f.name, presets)}]".replace("%", "%%")
         if f.type == "bool":
             parser.add_argument(*flags, dest=f.name, action=argparse.BooleanOptionalAction,
                                 default=argparse.SUPPRESS, help=text)

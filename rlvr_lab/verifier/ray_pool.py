@@ -40,11 +40,12 @@ from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
 from rlvr_lab.verifier.verifier import START_TIMEOUT_S
 
 
-def _ray():
+def ray_module(who: str = "RayVerifierPool"):
+    """``ray``, or an ImportError saying that ``who`` needs the ``fleet`` extra."""
     try:
         import ray
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("RayVerifierPool needs Ray: pip install 'rlvr-lab[fleet]'") from exc
+    except ImportError as exc:  # depends on the environment
+        raise ImportError(f"{who} needs Ray: pip install 'rlvr-lab[fleet]'") from exc
     return ray
 
 
@@ -57,7 +58,7 @@ def _slot_class():
     """The actor class, defined on first use so that this module imports without Ray."""
     global _SLOT
     if _SLOT is None:
-        ray = _ray()
+        ray = ray_module()
 
         class VerifierSlot:
             """One verifier slot on one node: a Verifier and the node's name."""
@@ -142,7 +143,7 @@ class RayVerifierPool:
             backend = inspect.signature(VerifierPool).parameters["backend"].default
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-        ray = self._ray = _ray()
+        ray = self._ray = ray_module()
         self.workers, self.max_queue, self.lost_retries = workers, max_queue, lost_retries
         self._backend_arg, self._retries, self._seed = backend, retries, seed
         self._slot_cpus, self._call_timeout = slot_cpus, call_timeout_s

@@ -6,7 +6,8 @@ Every link of the verifier carries the same frame: a 4-byte big-endian length, t
   module. The Verifier sends a :class:`VerifyRequest`; the runner answers once with :class:`RunnerReady`
   or :class:`RunnerFailed` when it starts, then one :class:`VerifyReply` or :class:`RunnerFailed` per
   request. K has one name, ``k``, in the request; ``trials`` is only ever the tuple of trial results.
-* **runner <-> sandbox server** (the candidate's side): JSON bodies of at most ``MAX_JSON_FRAME`` bytes,
+* **runner <-> sandbox server** (the candidate's side): JSON bodies of at most ``MAX_JSON_FRAME`` bytes
+  (the sandbox server's own ``MAX_FRAME``),
   built by :func:`json_frame` here and by the stdlib-only copy in ``sandbox_server.py`` inside the
   sandbox (it cannot import rlvr_lab); ``tests/test_verifier_wire.py`` checks that both write the same
   bytes.
@@ -25,14 +26,13 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from rlvr_lab.verifier.sandbox_server import MAX_FRAME as MAX_JSON_FRAME
 from rlvr_lab.verifier.schema import Candidate, Fixture, TrialResult
 
 #: Seconds the pytest child may run past the sandbox's wall-clock deadline before it counts as hung.
 GRACE_S = 5.0
 #: The frame header: body length, 4 bytes, big-endian.
 HEADER = struct.Struct(">I")
-#: Largest JSON body either side of the sandbox link accepts, bytes (``sandbox_server.MAX_FRAME``).
-MAX_JSON_FRAME = 16 * 2**20
 
 
 @dataclass(frozen=True)
