@@ -310,6 +310,14 @@ print("\n".join(lines))
 # - in **no** case may a verdict default to `pass`, and training telemetry reports the two kinds of stop
 #   separately.
 #
+# A wall-clock deadline sits between the two. On a host that is also training or running other slots, a
+# correct candidate can be kept off the CPU for seconds and miss a fixed deadline, which would charge the
+# host's load to the candidate as a `fail`. The sandbox therefore extends a trial's deadline by the CPU
+# contention the kernel reports while it runs (its pressure counter, `/proc/pressure/cpu`), and never past
+# three times `wall_s` (`rlvr_lab.verifier.sandbox_clock`). A hang on a quiet host still ends at `wall_s`;
+# a candidate that loads the CPU itself gains at most the cap; and the end at the cap is still `timeout`, a
+# `fail`, so no candidate can turn its own hang into an infrastructure fault.
+#
 # Isolation also has an egress side, the confinement problem {cite}`lampson1973confinement`. Even a one-bit
 # pass/fail answer leaks information across many submissions, and richer multi-turn feedback leaks more.
 # Intermediate feedback must never show hidden test names, assertion details or internal tracebacks, or the

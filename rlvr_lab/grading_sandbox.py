@@ -34,6 +34,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from rlvr_lab.verifier.backend import SandboxFault, SandboxUnavailable
+from rlvr_lab.verifier.sandbox_clock import STRETCH_MAX
 from rlvr_lab.verifier.sandbox_zygote import SANDBOX_ROOT
 from rlvr_lab.verifier.schema import Limits
 
@@ -261,7 +262,8 @@ class NotebookRunner:
         except (SandboxFault, OSError) as exc:
             shutil.rmtree(ws, ignore_errors=True)
             return RunResult(outcome="infra", reason=f"the sandbox could not start: {exc}"[:300])
-        done = self._read(session.channel, started + self.config.timeout_s + GRACE_S, cells, names, result)
+        deadline = started + STRETCH_MAX * self.config.timeout_s + GRACE_S  # the zygote may stretch timeout_s
+        done = self._read(session.channel, deadline, cells, names, result)
         if done is False and result.outcome == "completed":
             time.sleep(EXIT_GRACE_S)  # the channel closed first: let the sandbox's init record why it ended
         ending = session.kill()

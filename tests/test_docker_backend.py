@@ -13,6 +13,7 @@ from rlvr_lab.verifier import SandboxUnavailable, Verifier
 from rlvr_lab.verifier.backend import SandboxExit
 from rlvr_lab.verifier.fixtures import exploit_info, fixtures_dir, load_exploit, load_fixture, load_reference
 from rlvr_lab.verifier.schema import Limits
+from verifier_helpers import check_busy_host
 
 pytestmark = pytest.mark.docker
 
@@ -214,11 +215,12 @@ def test_a_container_that_stops_just_before_the_kill_is_the_candidates_own_exit(
     import socket
 
     from rlvr_lab.verifier.docker_backend import DockerSession
+    from rlvr_lab.verifier.sandbox_clock import ContentionMeter
     from rlvr_lab.verifier.schema import Limits
 
     container = _StoppingContainer()
     ours, theirs = socket.socketpair()
-    session = DockerSession(container, ours, Limits(wall_s=30.0), tmp_path / "chan")
+    session = DockerSession(container, ours, Limits(wall_s=30.0), tmp_path / "chan", ContentionMeter())
     record = session.kill()
     theirs.close()
     assert record.kind == "exited" and record.exit_code == 0, record
@@ -258,3 +260,11 @@ def test_candidate_caused_conditions_and_state_on_docker(ours):
                                  hidden_tests={"test_state.py": f"MODE = {mode!r}\n" + DOCKER_STATE_TESTS})
         verdict = ours.verify(Candidate({"solution.py": GOOD + PLANT + f"\n# {mode}\n"}), fx)
         assert verdict.outcome == "pass", verdict.stop_reason + " " + " | ".join(t.detail for t in verdict.trials)
+
+
+@pytest.mark.slow
+def test_a_busy_host_stretches_the_deadline_on_docker_too(ours):
+    """The host-side timer re-arms while the host is busy: the blocked candidate runs past ``wall_s`` and
+    times out by the cap. (Docker gives the container its own cgroup and so a fair CPU share, so the
+    correct candidate is seldom slowed past ``wall_s`` here; the local backend's test shows that case.)"""
+    check_busy_host(ours)

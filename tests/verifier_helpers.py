@@ -5,13 +5,18 @@ from __future__ import annotations
 import fcntl
 import os
 import socket
+import subprocess
+import sys
 import tempfile
+import time
 import threading
 from pathlib import Path
 
 import pytest
 
+from rlvr_lab.verifier.sandbox_clock import STRETCH_MAX
 from rlvr_lab.verifier.schema import Candidate, Fixture, Limits
+from rlvr_lab.verifier.wire import GRACE_S
 
 HIDDEN = """\
 import threading
@@ -235,3 +240,41 @@ class AnswerServer:
             pass
         self.sock.close()
         os.close(self._port_lock)
+
+
+class BusyHost:
+    """Three busy processes per CPU, for the duration of a ``with`` block."""
+
+    def __enter__(self):
+        self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                      for _ in range(3 * (os.cpu_count() or 1))]
+        time.sleep(0.5)
+        return self
+
+    def __exit__(self, *exc):
+        for proc in self.procs:
+            proc.kill()
+        for proc in self.procs:
+            proc.wait()
+
+
+#: Burns one second of CPU time when the solution module is imported, then behaves as the good solution.
+NEEDS_ONE_CPU_SECOND = ("import time as _t\n_end = _t.process_time() + 1.0\n"
+                        "while _t.process_time() < _end:\n    pass\n")
+BLOCKS_FOREVER = "import time as _t\n_t.sleep(3600)\n"
+
+
+def check_busy_host(verifier, wall_s: float = 2.0) -> None:
+    """On a busy host, a correct candidate passes; a blocked one times out between ``wall_s`` and the cap,
+    and its detail names the contention. Returns the correct candidate's verdict."""
+    limits = Limits(wall_s=wall_s, cpu_s=10, memory_mb=256, processes=16, file_mb=4, open_files=64, output_kb=64)
+    fixture = function_fixture(limits=limits)
+    with BusyHost():
+        slow = verifier.verify(candidate("", prefix=NEEDS_ONE_CPU_SECOND), fixture)
+        hang = verifier.verify(candidate("", prefix=BLOCKS_FOREVER), fixture)
+    assert slow.outcome == "pass", slow.trials
+    # the blocked one is still a timeout (a fail), no later than the cap, and the detail says why it ran long
+    assert hang.outcome == "fail" and hang.trials[0].reason == "timeout", hang.trials
+    assert wall_s < hang.trials[0].duration_s < STRETCH_MAX * wall_s + GRACE_S
+    assert "host CPU contention" in hang.trials[0].detail
+    return slow

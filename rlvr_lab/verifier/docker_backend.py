@@ -9,8 +9,8 @@ its standard library (built once with ``docker import``, no registry needed; see
   ``tmpfs`` on ``/tmp``;
 * ``mem_limit`` (= ``memswap_limit``: no swap), ``pids_limit``, RLIMIT_CPU/FSIZE/NOFILE/CORE as ulimits;
 * an unprivileged user (65534), every capability dropped, ``no-new-privileges``, docker's init as PID 1;
-* the wall-clock deadline and the output cap enforced from the host: the container is killed, and it is
-  always removed when the trial ends.
+* the wall-clock deadline (stretched by host CPU contention up to a cap, :mod:`.sandbox_clock`) and the
+  output cap enforced from the host: the container is killed, and it is always removed when the trial ends.
 
 The channel to :mod:`~rlvr_lab.verifier.sandbox_server` is a Unix socket: the backend listens on a
 socket file in a per-trial directory, bind-mounts that directory read-only into the container, and the
@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 from rlvr_lab.verifier.backend import SandboxBackend, SandboxExit, SandboxFault, SandboxSession, SandboxUnavailable, SocketChannel
+from rlvr_lab.verifier.sandbox_clock import ContentionMeter, TrialClock
 from rlvr_lab.verifier.schema import Limits
 
 #: Tag of the sandbox image built by :func:`build_image`.
@@ -206,7 +207,7 @@ def build_image(client=None, force: bool = False) -> str:
 class DockerSession(SandboxSession):
     """One running container (see the module docstring)."""
 
-    def __init__(self, container, sock: socket.socket, limits: Limits, chan_dir: Path):
+    def __init__(self, container, sock: socket.socket, limits: Limits, chan_dir: Path, meter: ContentionMeter):
         self.container = container
         self.channel = SocketChannel(sock)
         self.limits = limits
@@ -216,11 +217,24 @@ class DockerSession(SandboxSession):
         self._output = bytearray()
         self._exit: SandboxExit | None = None
         self._started = int(time.time())
-        self._timer = threading.Timer(limits.wall_s, self._end, args=("timeout",))
-        self._timer.daemon = True
-        self._timer.start()
+        self._clock = TrialClock(limits.wall_s, meter)
+        self._arm(limits.wall_s)
         self._logs = threading.Thread(target=self._read_logs, daemon=True)
         self._logs.start()
+
+    def _arm(self, delay_s: float) -> None:
+        self._timer = threading.Timer(delay_s, self._deadline)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _deadline(self) -> None:
+        """The timer fired: end the container, unless host CPU contention moved the deadline later."""
+        left = self._clock.deadline() - time.monotonic()
+        with self._lock:
+            if left > 0 and self._reason is None and self._exit is None:
+                self._arm(left)
+                return
+        self._end("timeout")
 
     def _end(self, reason: str) -> None:
         with self._lock:
@@ -285,7 +299,7 @@ class DockerSession(SandboxSession):
                 reason = self._reason
                 self._reason = self._reason or "killed"
             if reason == "timeout":
-                record = SandboxExit("timeout", detail=f"wall-clock deadline of {self.limits.wall_s} s passed", output=output)
+                record = SandboxExit("timeout", detail=self._clock.describe(), output=output)
             elif reason == "output_cap":
                 record = SandboxExit("output_cap", detail=f"output exceeded {self.limits.output_kb * 1024} bytes", output=output)
             elif state.get("OOMKilled"):
@@ -325,6 +339,7 @@ class DockerBackend(SandboxBackend):
         self.server_path = str(server_path or _HERE / "sandbox_server.py")
         self.binds = {str(host): {"bind": inside, "mode": "ro"} for host, inside in (binds or {}).items()}
         self.client = docker_client()
+        self._meter = ContentionMeter()
         build_image(self.client)
         self.slot_dir = Path(slot_dir).resolve()
         self.workspace_root = self.slot_dir / "ws"
@@ -401,7 +416,7 @@ class DockerBackend(SandboxBackend):
         finally:
             listener.close()
         sock.settimeout(None)
-        session = DockerSession(container, sock, limits, chan_dir)
+        session = DockerSession(container, sock, limits, chan_dir, self._meter)
         self._sessions = [s for s in self._sessions if s._exit is None] + [session]
         return session
 

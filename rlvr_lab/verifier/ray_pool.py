@@ -35,7 +35,7 @@ from typing import Iterable
 
 from rlvr_lab.verifier.meter import PoolMeter
 from rlvr_lab.verifier.pool import PoolClosed, PoolFull, VerifierPool
-from rlvr_lab.verifier.wire import GRACE_S
+from rlvr_lab.verifier.wire import verify_budget_s
 from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
 from rlvr_lab.verifier.verifier import START_TIMEOUT_S
 
@@ -229,7 +229,7 @@ class RayVerifierPool:
         if self._call_timeout is not None:
             return self._call_timeout
         k = fixture.trials if trials is None else trials
-        return (self._retries + 1) * (k * (fixture.limits.wall_s + 2 * GRACE_S) + 30.0) + START_TIMEOUT_S
+        return (self._retries + 1) * verify_budget_s(k, fixture.limits.wall_s) + START_TIMEOUT_S
 
     # -- the queue -----------------------------------------------------------------------------------
     def _take(self, i: int) -> _Entry | None:

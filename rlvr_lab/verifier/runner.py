@@ -48,7 +48,7 @@ from rlvr_lab.verifier import proxy
 from rlvr_lab.verifier import trials as trials_mod
 from rlvr_lab.verifier import workspace
 from rlvr_lab.verifier import wire
-from rlvr_lab.verifier.wire import GRACE_S, RunnerFailed, RunnerReady, VerifyReply, VerifyRequest
+from rlvr_lab.verifier.wire import RunnerFailed, RunnerReady, VerifyReply, VerifyRequest
 
 #: Longest report excerpt kept in a trial's ``detail``, characters.
 DETAIL_CHARS = 400
@@ -482,7 +482,7 @@ class SlotRunner:
             return TrialResult("pending", time.perf_counter() - start, seed, "runner could not fork", str(exc))
         self.last_child_pid = pid
         os.close(result_w)
-        data, runner_problem = self._collect(pid, result_r, start + limits.wall_s + GRACE_S)
+        data, runner_problem = self._collect(pid, result_r, start + wire.trial_budget_s(limits.wall_s))
         # A closed channel means the candidate's server ended by itself: let its own exit record arrive.
         exit_record = session.kill(grace_s=0.5 if session.channel.peer_closed() else 0.0)
         session.channel.close()

@@ -23,7 +23,8 @@ SOCK_SEQPACKET control socket (its descriptor number is in the config):
     ``{"kind", "exit_code", "signal", "detail", "output"}`` (kinds as in
     :class:`rlvr_lab.verifier.backend.SandboxExit`).
 
-The zygote also enforces each sandbox's wall-clock deadline (``timeout``), and tells apart an init that
+The zygote also enforces each sandbox's wall-clock deadline (``timeout``; extended by the host's CPU
+contention up to a cap, see :mod:`sandbox_clock`), and tells apart an init that
 reported the server's own end (``exited``, ``output_cap``) from one that was killed from outside
 (``infra``).
 """
@@ -350,8 +351,10 @@ def supervise(pid, out_r, cap_bytes):
 class Zygote:
     """The control loop: spawn sandboxes, enforce deadlines, kill and report."""
 
-    def __init__(self, ctl, server_module, config=None, confine=None):
+    def __init__(self, ctl, server_module, config=None, confine=None, clock=None, meter=None):
         self.ctl = ctl
+        self.clock = clock or load_clock()
+        self.meter = meter or self.clock.ContentionMeter()
         self.server = server_module
         self.config = config or {}
         self.mode = self.config.get("mode", "root")
@@ -382,8 +385,9 @@ class Zygote:
             run_init(self.server, chan_fd, status_w, workdir, limits, int(request["uid"]), self.mode,
                      self.confine, scratch)
         os.close(status_w)
-        self.sessions[pid] = {"status_r": status_r, "deadline": time.monotonic() + float(limits["wall_s"]),
-                              "record": None, "buffer": b"", "reaped": False, "ours": False}
+        clock = self.clock.TrialClock(float(limits["wall_s"]), self.meter)
+        self.sessions[pid] = {"status_r": status_r, "clock": clock, "deadline": clock.deadline(), "record": None,
+                              "buffer": b"", "reaped": False, "ours": False}
         self.ctl.send(json.dumps({"ok": True, "pid": pid}).encode())
 
     def _reap(self, pid):
@@ -474,7 +478,7 @@ class Zygote:
                 session["ours"] = True
                 session["ours_kind"] = kind
                 if kind == "timeout":
-                    session["record"] = {"kind": "timeout", "detail": "wall-clock deadline passed"}
+                    session["record"] = {"kind": "timeout", "detail": session["clock"].describe()}
             # process mode: init first (so it cannot report the server's death as the candidate's own end),
             # then the candidate's process groups, which must not outlive it
             below = self.confine.children_of({pid}) if self.mode == "process" else []
@@ -499,7 +503,9 @@ class Zygote:
             now = time.monotonic()
             for pid, session in list(self.sessions.items()):
                 if not session["reaped"] and session["deadline"] <= now:
-                    self.kill(pid, kind="timeout")
+                    session["deadline"] = session["clock"].deadline()  # later if the host was busy
+                    if session["deadline"] <= now:
+                        self.kill(pid, kind="timeout")
             for fd in ready:
                 if fd in live and not self.sessions[live[fd]]["reaped"]:
                     self.on_status(live[fd])
@@ -541,6 +547,11 @@ def load_server(path):
 def load_confine(config):
     # next to this file, not to the server: a caller may run another server module (the grader's executor)
     return load_server(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_confine.py"))
+
+
+def load_clock():
+    """:mod:`sandbox_clock`, loaded by path like the confinement module (this script imports no package)."""
+    return load_server(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_clock.py"))
 
 
 def probe(mode):
@@ -591,6 +602,8 @@ def main():
     try:
         server = load_server(config["server_path"])
         confine = load_confine(config)
+        clock = load_clock()
+        meter = clock.ContentionMeter()  # opened before namespaces and hidden directories
         for name in PRELOAD:
             __import__(name)
         if mode == "userns":
@@ -616,7 +629,7 @@ def main():
         ctl.send(json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"}).encode())
         os._exit(2)
     ctl.send(b'{"ok": true, "ready": true}')
-    Zygote(ctl, server, config, confine).serve()
+    Zygote(ctl, server, config, confine, clock, meter).serve()
     os._exit(0)
 
 

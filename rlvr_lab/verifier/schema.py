@@ -26,7 +26,9 @@ class Limits:
     """Resource limits applied to the candidate's sandbox for one trial."""
 
     wall_s: float = 10.0
-    """Wall-clock deadline of one trial, seconds; past it every sandbox process is killed (verdict fail)."""
+    """Wall-clock deadline of one trial, seconds; past it every sandbox process is killed (verdict fail).
+    A busy host stretches it by the CPU contention it reports, to at most ``STRETCH_MAX * wall_s``
+    (:mod:`~rlvr_lab.verifier.sandbox_clock`)."""
     cpu_s: int = 10
     """RLIMIT_CPU of each candidate process, CPU seconds."""
     memory_mb: int = 512

@@ -30,7 +30,7 @@ from pathlib import Path
 from rlvr_lab.verifier import wire
 from rlvr_lab.verifier.backend import SandboxUnavailable
 from rlvr_lab.verifier.backends import resolve_backend
-from rlvr_lab.verifier.wire import GRACE_S, RunnerFailed, RunnerReady, VerifyReply, VerifyRequest
+from rlvr_lab.verifier.wire import RunnerFailed, RunnerReady, VerifyReply, VerifyRequest
 from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
 from rlvr_lab.verifier.trials import check_trials
 
@@ -166,7 +166,7 @@ class Verifier:
         except OSError as exc:
             self._stop()
             return wire.pending(f"runner unreachable: {exc}")
-        budget = k * (fixture.limits.wall_s + 2 * GRACE_S) + 30.0
+        budget = wire.verify_budget_s(k, fixture.limits.wall_s)
         reply = self._read(time.monotonic() + budget)
         if reply is None:
             self._stop()

@@ -12,9 +12,10 @@ Every link of the verifier carries the same frame: a 4-byte big-endian length, t
   sandbox (it cannot import rlvr_lab); ``tests/test_verifier_wire.py`` checks that both write the same
   bytes.
 
-Timing contract: :data:`GRACE_S` is how long the runner's pytest child may run past a trial's
-wall-clock deadline before it counts as hung; callers budget ``k * (wall_s + 2 * GRACE_S) + 30`` s per
-verification.
+Timing contract: a sandbox may run up to ``STRETCH_MAX * wall_s`` when the host is busy (see
+:mod:`~rlvr_lab.verifier.sandbox_clock`); :data:`GRACE_S` is how long the runner's pytest child may run
+past that before it counts as hung (:func:`trial_budget_s`); callers wait :func:`verify_budget_s` for a
+verification of ``k`` trials.
 """
 
 from __future__ import annotations
@@ -26,11 +27,23 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from rlvr_lab.verifier.sandbox_clock import STRETCH_MAX
 from rlvr_lab.verifier.sandbox_server import MAX_FRAME as MAX_JSON_FRAME
 from rlvr_lab.verifier.schema import Candidate, Fixture, TrialResult
 
 #: Seconds the pytest child may run past the sandbox's wall-clock deadline before it counts as hung.
 GRACE_S = 5.0
+
+
+def trial_budget_s(wall_s: float) -> float:
+    """Seconds the runner waits for one trial's report: the longest stretched deadline plus the grace."""
+    return STRETCH_MAX * wall_s + GRACE_S
+
+
+def verify_budget_s(k: int, wall_s: float) -> float:
+    """Seconds a caller waits for one verification of ``k`` trials before it counts the runner as hung."""
+    return k * (trial_budget_s(wall_s) + GRACE_S) + 30.0
+
 #: The frame header: body length, 4 bytes, big-endian.
 HEADER = struct.Struct(">I")
 
