@@ -30,24 +30,8 @@ test suite runs), `cpu` (minutes on a laptop) or `gpu` (a Colab GPU). Unset, it 
 available (as on a Colab GPU runtime) and `cpu` otherwise. The numbers quoted in the closing note are
 printed by the code from this run, so they always describe the preset and machine you ran."""
 
-SETUP = '''import os, sys, platform
-
-def default_preset():
-    try:
-        import torch
-        if torch.cuda.is_available():
-            return "gpu"
-    except ImportError:
-        pass
-    if "google.colab" in sys.modules:
-        print("Colab without a GPU: Runtime -> Change runtime type -> GPU runs the gpu preset; using cpu")
-    return "cpu"
-
-PRESET = os.environ.get("RLVR_LAB_PRESET") or default_preset()
-if PRESET not in ("ci", "cpu", "gpu"):
-    raise ValueError(f"RLVR_LAB_PRESET must be 'ci', 'cpu' or 'gpu', got {PRESET!r}")
-HARDWARE = f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPU cores, Python {platform.python_version()}"
-print("preset:", PRESET, "|", HARDWARE)'''
+SETUP = """from rlvr_lab.lab_setup import start_lab
+PRESET, HARDWARE = start_lab()  # prints the preset (RLVR_LAB_PRESET, else gpu with CUDA, else cpu) and the machine"""
 
 
 def md(text: str) -> tuple:
@@ -232,7 +216,7 @@ run by the naive harness (fork and memory bombs, killing the parent, flooding ou
 are never given to it."""),
     md(COLAB),
     code(SETUP),
-    code("""import time
+    code("""import os, time
 import matplotlib.pyplot as plt
 from rlvr_lab.verifier import Candidate, Verifier
 from rlvr_lab.verifier.naive import NaiveVerifier
@@ -342,25 +326,11 @@ print(f"- median seconds per candidate: naive {sorted(r['naive_s'] for r in resu
 
 # ---------------------------------------------------------------- lab 1: GRPO training
 
-TRAIN_SETUP = """import json, os, shutil, tempfile
+TRAIN_SETUP = """import json, os, shutil
 import numpy as np
 import matplotlib.pyplot as plt
-from rlvr_lab.train import TrainConfig, train
-
-def fresh_dir(name):
-    # Runs live in a folder of your own: /tmp is shared by every user of the machine, and another user's
-    # folder of the same name could neither be emptied nor written by you.
-    root = os.path.join(tempfile.gettempdir(), f"rlvr-labs-{os.getuid()}")
-    os.makedirs(root, mode=0o700, exist_ok=True)
-    if os.lstat(root).st_uid != os.getuid():
-        raise PermissionError(f"{root} belongs to another user; set TMPDIR to a folder of your own")
-    path = os.path.join(root, name + "-" + PRESET)
-    shutil.rmtree(path, ignore_errors=True)  # a leftover run would be resumed, not repeated
-    os.makedirs(path)
-    return path
-
-def series(rows, key):
-    return np.array([r.get(key, np.nan) for r in rows], dtype=float)"""
+from rlvr_lab.lab_setup import fresh_dir, series  # an emptied run folder of your own; a metric column as an array
+from rlvr_lab.train import TrainConfig, train"""
 
 LAB1 = [
     md("""# Lab 1 - Training a tiny code model with GRPO
@@ -382,7 +352,7 @@ interval. One seed is one seed: differences of a few points between runs are noi
     md(COLAB),
     code(SETUP),
     code(TRAIN_SETUP),
-    code("""config = TrainConfig.preset(PRESET, out_dir=fresh_dir("lab1"), progress=False, plots=False, seed=0)
+    code("""config = TrainConfig.preset(PRESET, out_dir=fresh_dir("lab1", PRESET), progress=False, plots=False, seed=0)
 print({k: getattr(config, k) for k in ("model_size", "sft_steps", "grpo_steps", "tasks_per_step", "group_size",
                                        "eps_low", "eps_high", "beta", "norm", "eval_samples", "device")})
 result = train(config)
@@ -533,7 +503,7 @@ tok = train_tokenizer([t.prompt + t.solution for t in suite if t.split == "train
                       base.vocab_size)
 model = build_model(tok, base.model_size, seed=base.seed)
 losses = sft(model, tok, demos + hacked, base.sft_steps, base.sft_batch, base.sft_lr, base.seed)
-warm = fresh_dir("lab4-warm")
+warm = fresh_dir("lab4-warm", PRESET)
 save_policy(model, tok, warm)
 
 isolated_pool = VerifierPool(workers=2, backend="auto")
@@ -547,7 +517,7 @@ print(f"warm start: {len(demos)} honest + {len(hacked)} exploit demonstrations, 
     md("""## 2. Train twice from the same warm start"""),
     code("""runs = {}
 for name in ("naive", "isolated"):
-    out = fresh_dir("lab4-" + name)
+    out = fresh_dir("lab4-" + name, PRESET)
     shutil.copytree(warm, os.path.join(out, "warmstart"))
     pool = NaivePool() if name == "naive" else isolated_pool
     runs[name] = train(base.with_overrides(out_dir=out), pool=pool)
@@ -707,7 +677,7 @@ SETTINGS = {
     "symmetric clip, constant norm": dict(eps_low=0.2, eps_high=0.2, norm="constant"),
 }
 # The warm start once (GRPO steps = 0), shared by every run.
-warm_run = train(base.with_overrides(out_dir=fresh_dir("lab5-warm"), grpo_steps=0))
+warm_run = train(base.with_overrides(out_dir=fresh_dir("lab5-warm", PRESET), grpo_steps=0))
 warm = os.path.join(warm_run.out_dir, "warmstart")
 print(f"warm start: held-out pass@1 {warm_run.before['pass1']:.3f}, pass@16 {warm_run.before['pass16']:.3f}")"""),
     code("""def unsolved_diversity(records):
@@ -721,7 +691,7 @@ print(f"warm start: held-out pass@1 {warm_run.before['pass1']:.3f}, pass@16 {war
 
 runs = {}
 for name, knobs in SETTINGS.items():
-    out = fresh_dir("lab5-" + knobs["norm"] + "-" + str(knobs["eps_high"]))
+    out = fresh_dir("lab5-" + knobs["norm"] + "-" + str(knobs["eps_high"]), PRESET)
     shutil.copytree(warm, os.path.join(out, "warmstart"))
     result = train(base.with_overrides(out_dir=out, **knobs))
     records = [r for r in read_records(os.path.join(out, "records.jsonl")) if r.step >= 0]
