@@ -12,4 +12,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("RLVR_LAB_PRESET", "ci")
 
 # nbval collects the lab notebooks and the exercise *solutions*; student notebooks are graded, not tested.
-collect_ignore_glob = ["labs/exercises/student/*", "**/.ipynb_checkpoints/*", "rlvr_lab/fixtures/*", "book/*"]
+# The labs' jupytext twins (labs/lab*.py) hold the same cells as their notebooks: nbval runs the notebooks,
+# and --doctest-modules must not import (run) the twins.
+collect_ignore_glob = ["labs/exercises/student/*", "**/.ipynb_checkpoints/*", "rlvr_lab/fixtures/*", "book/*",
+                       "labs/lab*.py"]

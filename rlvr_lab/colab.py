@@ -8,9 +8,9 @@ repository's git URL, or from whatever ``RLVR_LAB_SOURCE`` names: another git UR
 uploaded to the runtime (``RLVR_LAB_SOURCE=/content/rlvr_lab-0.1.0-py3-none-any.whl``).
 
 The repository lives here only (``_config.yml``'s ``repository.url`` is checked against it).
-``python scripts/install_cells.py`` rewrites the first cell of every notebook from :func:`install_cell`;
-``labs/build_labs.py`` and ``labs/exercises/build_notebooks.py`` take it from here too, and
-``tests/test_install.py`` checks that all of them agree.
+``python scripts/install_cells.py`` rewrites the first cell of every notebook from :func:`install_cell`
+(and the jupytext ``.py`` twin of each chapter and lab with it); ``labs/exercises/build_notebooks.py``
+takes it from here too, and ``tests/test_install.py`` checks that all of them agree.
 """
 
 from __future__ import annotations

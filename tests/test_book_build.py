@@ -140,8 +140,9 @@ def test_notebooks_validate_with_stable_cell_ids():
             f"{path.name}: random cell ids (write stable ones, e.g. c00, c01, ...)"
 
 
-def test_lab_and_exercise_generators_write_stable_valid_ids(tmp_path):
-    """The generators of the lab and exercise notebooks write valid notebooks with the same ids every run."""
+def test_exercise_generator_writes_stable_valid_ids(tmp_path):
+    """The generator of the exercise notebooks writes valid notebooks with the same ids every run (the labs
+    are jupytext pairs, not generated: the test above checks their committed ids)."""
     import importlib.util
     import warnings
 
@@ -151,8 +152,7 @@ def test_lab_and_exercise_generators_write_stable_valid_ids(tmp_path):
         spec.loader.exec_module(module)
         return module
 
-    labs = load(ROOT / "labs" / "build_labs.py")
-    built = [nbformat.from_dict(labs.notebook(cells)) for cells in labs.LABS.values()]
+    built = []
     exercises = load(ROOT / "labs" / "exercises" / "build_notebooks.py")
     first = exercises.write_all(str(tmp_path / "a"))
     second = exercises.write_all(str(tmp_path / "b"))

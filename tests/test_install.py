@@ -1,9 +1,10 @@
 """The course as a reader gets it: the Colab install cell, and the wheel in a fresh venv outside the checkout.
 
 Fast checks: every notebook a reader may open in Colab (chapters, labs, exercise notebooks) starts with
-the same install cell, written from :mod:`rlvr_lab.colab`; the generators and the rewrite script agree
-with the committed notebooks; the repository URL agrees with ``_config.yml``; the cell passes the
-exercise grader's tampering scan.
+the same install cell, written from :mod:`rlvr_lab.colab`; the labs' jupytext pairs, the exercise
+generator and the rewrite script agree with the committed notebooks, and the script catches a lab whose
+``.py`` drifts; the repository URL agrees with ``_config.yml``; the cell passes the exercise grader's
+tampering scan.
 
 The rehearsal (slow, one venv for all of it): build the wheel from this tree, make a fresh venv under
 /tmp as an ordinary user (``rlvr-student`` via ``setpriv`` when the suite runs as root) with ``HOME`` and
@@ -50,25 +51,50 @@ def test_every_notebook_starts_with_the_same_install_cell():
         assert _source(first) == colab.install_cell(), f"{path}: run python scripts/install_cells.py"
 
 
-def test_generators_and_script_agree_with_the_committed_notebooks(tmp_path):
+def test_generator_pairs_and_script_agree_with_the_committed_notebooks(tmp_path):
     done = subprocess.run([sys.executable, str(ROOT / "scripts/install_cells.py"), "--check"],
                           capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
-    sys.path.insert(0, str(ROOT / "labs"))
+    import jupytext
+
+    labs = sorted(ROOT.glob("labs/lab[0-9]_*.py"))  # the labs' source of truth: their jupytext twins
+    assert len(labs) == 5
+    for pair in labs:
+        first = jupytext.read(pair).cells[0]
+        assert first.cell_type == "code" and first.source == colab.install_cell(), \
+            f"{pair}: run python scripts/install_cells.py"
+        assert first.metadata.get("tags") == colab.cell_json()["metadata"]["tags"], pair
+        cell = json.loads(pair.with_suffix(".ipynb").read_text(encoding="utf-8"))["cells"][0]
+        assert {**cell, "source": _source(cell)} == colab.cell_json(), pair.with_suffix(".ipynb")
     sys.path.insert(0, str(ROOT / "labs/exercises"))
     try:
-        import build_labs
         import build_notebooks
     finally:
         sys.path.pop(0)
-        sys.path.pop(0)
-    for name, cells in build_labs.LABS.items():
-        assert build_labs.notebook(cells)["cells"][0] == colab.cell_json(), name
     nb = build_notebooks.notebook(build_notebooks.EXERCISES[0], solution=False)
     assert "google.colab" not in json.dumps(nb["cells"][0])  # the builder adds the install cell in write_all
     written = build_notebooks.write_all(str(tmp_path))
     for path in written:
         assert json.loads(Path(path).read_text())["cells"][0] == colab.cell_json(), path
+
+
+def test_the_script_catches_a_lab_whose_install_cell_drifts(tmp_path):
+    """A lab's .py edited by hand in its install cell: ``install_cells.py --check`` fails and names it."""
+    copy = tmp_path / "repo"
+    shutil.copytree(ROOT / "scripts", copy / "scripts")
+    (copy / "rlvr_lab").mkdir()
+    for name in ("__init__.py", "colab.py"):  # all the script imports
+        shutil.copy2(ROOT / "rlvr_lab" / name, copy / "rlvr_lab" / name)
+    (copy / "labs").mkdir()
+    lab = "lab3_noisy_rewards"
+    for suffix in (".ipynb", ".py"):
+        shutil.copy2(ROOT / "labs" / (lab + suffix), copy / "labs" / (lab + suffix))
+    check = [sys.executable, str(copy / "scripts/install_cells.py"), "--check"]
+    assert subprocess.run(check, capture_output=True, text=True, cwd=copy).returncode == 0
+    pair = copy / "labs" / (lab + ".py")
+    pair.write_text(pair.read_text().replace("-q", "-qq", 1))
+    done = subprocess.run(check, capture_output=True, text=True, cwd=copy)
+    assert done.returncode == 1 and f"labs/{lab}" in done.stdout, done.stdout + done.stderr
 
 
 def test_repository_url_lives_in_one_place():

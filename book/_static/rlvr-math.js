@@ -133,7 +133,7 @@
     var neg = x < 0 || (x === 0 && 1 / x < 0);
     return (neg ? "-" : plus ? "+" : "") + body;
   }
-  // rlvr_lab.widgets.Dashboard._format: the spec if any, else yes/no, 1,234 or .4g.
+  // rlvr_lab.dashboard.Dashboard._format: the spec if any, else yes/no, 1,234 or .4g.
   function formatNumber(value, type, spec) {
     if (spec) return pyFormat(value, spec);
     if (type === "b") return value ? "yes" : "no";
