@@ -22,6 +22,7 @@ Inside, :mod:`rlvr_lab.notebook_executor` runs the cells and writes one frame pe
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import shutil
@@ -70,7 +71,10 @@ class SandboxConfig:
     """Cap on raw stdout/stderr bytes that bypass the executor's capture, KiB."""
 
     def limits(self) -> Limits:
-        return Limits(wall_s=self.timeout_s, cpu_s=max(1, int(self.timeout_s) + 1), memory_mb=self.memory_mb,
+        """The sandbox limits. The CPU limit sits above the longest stretched deadline, so that a notebook
+        that loops on a busy host still ends as ``timeout`` (the wall clock) and not as ``died``."""
+        cpu_s = max(1, math.ceil(STRETCH_MAX * self.timeout_s) + 1)
+        return Limits(wall_s=self.timeout_s, cpu_s=cpu_s, memory_mb=self.memory_mb,
                       processes=self.processes, file_mb=self.file_mb, open_files=256, output_kb=self.output_kb)
 
 

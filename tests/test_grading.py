@@ -479,3 +479,14 @@ def test_bad_arguments_are_value_errors(tmp_path):
         grading.grade([SOLUTIONS], key_dir=str(tmp_path / "nope"))
     with pytest.raises(ValueError, match="no .ipynb"):
         grading.grade([str(tmp_path)], key_dir=SOLUTIONS)
+
+
+@pytest.mark.parametrize("timeout_s", [0.5, 20, 120])
+def test_a_looping_notebook_meets_the_wall_clock_before_the_cpu_limit(timeout_s):
+    """A busy host stretches the wall deadline up to STRETCH_MAX times; one thread uses at most one CPU
+    second per second, so the CPU limit must sit above that, or a loop ends as ``died``, not ``timeout``."""
+    from rlvr_lab.grading_sandbox import SandboxConfig
+
+    limits = SandboxConfig(timeout_s=timeout_s).limits()
+    assert limits.wall_s == timeout_s
+    assert limits.cpu_s > STRETCH_MAX * timeout_s
