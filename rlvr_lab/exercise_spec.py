@@ -98,6 +98,10 @@ def exercise(stem: str, title: str, summary: str, givens: dict, setting: str, pa
     def fill(text: str) -> str:
         return text.format(**givens)
 
+    for p in parts:
+        for a in p.answers:
+            if a.kind not in KINDS or (a.kind == "choice") != bool(a.options):
+                raise ValueError(f"{stem} ({p.letter}) {a.name}: kind {a.kind!r} with options {a.options!r}")
     filled = tuple(replace(p, title=fill(p.title), prompt=fill(p.prompt),
                            answers=tuple(replace(a, hint=fill(a.hint), todo=fill(a.todo)) for a in p.answers))
                    for p in parts)
