@@ -5,7 +5,9 @@ example ``checks.ex1.part_a(share_early, share_late)``. The check prints ``ex1.p
 every value matches, and otherwise raises :class:`CheckFailed` listing a *hint* per value: which relation
 to use, the units, the type expected -- never the expected number and never its direction.
 
-This module holds no expected value and computes none. For every answer it ships (in
+The exercises, their parts and the variables each part checks come from the public spec
+(:mod:`rlvr_lab.exercises`), which holds no answer. This module holds no expected value and computes
+none. For every answer it ships (in
 ``check_table.json``, built by ``write_self_check_table`` of the key folder's ``exercise_key.py``) a
 salt and a key-stretched hash (PBKDF2-SHA256, :data:`HASH_ITERATIONS` rounds) of the answer in canonical form:
 numbers at three significant figures, counts exactly, booleans and choices as text. A check hashes the
@@ -26,15 +28,14 @@ from decimal import Decimal
 from fractions import Fraction
 from numbers import Real
 
+from rlvr_lab import exercises
+from rlvr_lab.exercise_spec import ABS_TOL, REL_TOL
+
 __all__ = ["CheckFailed", "answer_hash", "canonical", "redesign_problems", "part_names",
            "ex1", "ex2", "ex3", "ex4", "ex5", "ex6", "ex7", "ex8"]
 
 #: PBKDF2 rounds per hash: slows a brute-force search, keeps one check well under a second.
 HASH_ITERATIONS = 20_000
-#: Window around the student's value searched for a matching answer (the grader's relative tolerance).
-REL_TOL = 5e-3
-#: Values this close to zero count as zero.
-ABS_TOL = 1e-6
 _TABLE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_table.json")
 _table: dict | None = None
 
@@ -187,10 +188,11 @@ def redesign_problems(redesign_forks, redesign_m, horizon: int, budget: float, d
         return ["redesign_m should be a whole number of continuations >= 1."]
     cost = continuation_multiple(horizon, int(m), [int(k) for k in redesign_forks])
     if cost > budget + 1e-9:
-        p.append("redesign_forks with redesign_m costs more than 30x the base trajectory; fork later or at fewer turns.")
+        p.append(f"redesign_forks with redesign_m costs more than {budget:g}x the base trajectory; fork later or at "
+                 "fewer turns.")
     if not is_resolved(difference, int(m)):
-        p.append("redesign_m still cannot resolve a 0.20 difference; find the M where twice the "
-                 "difference bound drops to 0.20.")
+        p.append(f"redesign_m still cannot resolve a {difference:.2f} difference; find the M where twice the "
+                 f"difference bound drops to {difference:.2f}.")
     return p
 
 
@@ -207,25 +209,25 @@ def _load_table() -> dict:
 
 
 def part_names(part_id: str) -> tuple:
-    """The variable names the check of ``part_id`` takes, in call order.
+    """The variable names the check of ``part_id`` takes, in call order (from :mod:`rlvr_lab.exercises`).
 
     >>> part_names("ex1.part_a")
     ('share_early', 'share_late')
     """
-    parts = _load_table()["parts"]
-    if part_id not in parts:
-        raise ValueError(f"part_id must be one of {sorted(parts)}, got {part_id!r}")
-    return tuple(parts[part_id]["names"])
+    return exercises.part(part_id)[1].names
 
 
 def self_check(part_id: str, values: dict) -> list:
     """The hints for ``values`` of one part (empty: every value matches the stored hash)."""
+    exercise, part = exercises.part(part_id)
+    if all(a.kind == "custom" for a in part.answers):  # exercise 5(d): a rule, not a value
+        g = exercise.givens
+        return redesign_problems(values.get("redesign_forks"), values.get("redesign_m"), g["horizon"], g["budget"],
+                                 g["difference"])
     table = _load_table()
     entries = table["parts"][part_id]["checks"]
     problems: list = []
-    if all(e["kind"] == "custom" for e in entries.values()):  # exercise 5(d): a rule, not a value
-        return redesign_problems(values.get("redesign_forks"), values.get("redesign_m"), 40, 30.0, 0.20)
-    for name in part_names(part_id):
+    for name in part.names:
         _check_value(part_id, name, values.get(name), entries[name], int(table["iterations"]), problems)
     return problems
 
@@ -245,15 +247,11 @@ def _checker(part_id: str):
     return staticmethod(check)
 
 
-def _exercise(name: str, doc: str, parts: str) -> type:
-    return type(name, (), {"__doc__": doc, **{p: _checker(f"{name}.{p}") for p in parts.split()}})
+def _exercise_checks(exercise) -> type:
+    """The class of one exercise's checks, ``checks.ex1.part_a(...)``, one static method per part of its spec."""
+    number = exercise.id.removeprefix("ex")
+    return type(exercise.id, (), {"__doc__": f"17.14 exercise {number}: {exercise.summary}.",
+                                  **{p.name: _checker(exercise.part_id(p)) for p in exercise.parts}})
 
 
-ex1 = _exercise("ex1", "17.14 exercise 1: false accepts early and late (17.3.2, eq 1).", "part_a part_b part_c")
-ex2 = _exercise("ex2", "17.14 exercise 2: the composite reward's order (17.3.3).", "part_a part_b part_c")
-ex3 = _exercise("ex3", "17.14 exercise 3: the all-pass rule (17.7.2).", "part_a part_b part_c")
-ex4 = _exercise("ex4", "17.14 exercise 4: silent groups (17.5.1, 17.5.4).", "part_a part_b part_c")
-ex5 = _exercise("ex5", "17.14 exercise 5: the continuation budget (17.4.3).", "part_a part_b part_c part_d")
-ex6 = _exercise("ex6", "17.14 exercise 6: reset and cycle time (17.9.2, eq 6).", "part_a part_b part_c")
-ex7 = _exercise("ex7", "17.14 exercise 7: staleness and provisioning (17.9.4-17.9.5).", "part_a part_b part_c part_d")
-ex8 = _exercise("ex8", "17.14 exercise 8: the lengthening policy (17.5.3, 17.8.2, eq 5).", "part_a part_b part_c")
+ex1, ex2, ex3, ex4, ex5, ex6, ex7, ex8 = (_exercise_checks(e) for e in exercises.EXERCISES)
