@@ -173,7 +173,8 @@ def _local_backend(slot: Path, hide: tuple):
 def _docker_backend(slot: Path):
     import sysconfig
 
-    from rlvr_lab.verifier.docker_backend import PY_PREFIX, DockerBackend
+    from rlvr_lab.verifier.docker_backend import DockerBackend
+    from rlvr_lab.verifier.docker_image import PY_PREFIX
 
     slot.mkdir(parents=True, exist_ok=True)
     stage_library(str(slot / "lib"))
