@@ -35,7 +35,7 @@ from pathlib import Path
 
 from rlvr_lab.verifier.backend import SandboxFault, SandboxUnavailable
 from rlvr_lab.verifier.sandbox_clock import STRETCH_MAX
-from rlvr_lab.verifier.sandbox_zygote import SANDBOX_ROOT
+from rlvr_lab.verifier.sandbox_setup import SANDBOX_ROOT
 from rlvr_lab.verifier.schema import Limits
 
 #: Modules and folders of ``rlvr_lab`` never shown to a submission (the key, the grader, hidden tests).
