@@ -43,8 +43,10 @@ from typing import Any, Mapping
 
 from rlvr_lab.verifier.backend import SandboxBackend, SandboxFault, SandboxUnavailable, SocketChannel
 from rlvr_lab.verifier.backends import make_backend
+from rlvr_lab.verifier.proxy import ProxyClient
+from rlvr_lab.verifier.proxy_values import CandidateError
 from rlvr_lab.verifier.schema import Candidate, Fixture, TrialResult
-from rlvr_lab.verifier import proxy
+from rlvr_lab.verifier import proxy_import
 from rlvr_lab.verifier import trials as trials_mod
 from rlvr_lab.verifier import workspace
 from rlvr_lab.verifier import wire
@@ -243,10 +245,10 @@ def _child_run(runner: "SlotRunner", channel: Any, test_dir: Path, seed: int, pr
     code = 0
     try:
         random.seed(secret_seed(runner.secret, seed, "tests"))
-        client = proxy.ProxyClient(channel)
+        client = ProxyClient(channel)
         try:
             client.init(secret_seed(runner.secret, seed, "sandbox"))
-        except proxy.CandidateError:
+        except CandidateError:
             pass  # the tests will meet the dead sandbox and fail; the runner reads the sandbox's record
         runner.binding.client = client
         runner.plugin.seed = seed
@@ -317,8 +319,8 @@ class SlotRunner:
         self.config.hook.pytest_sessionstart(session=self.session)
         gc.collect()
         gc.freeze()  # fewer copy-on-write faults in every forked trial
-        self.binding = proxy.Binding()
-        self.finder = proxy.install((), self.binding)
+        self.binding = proxy_import.Binding()
+        self.finder = proxy_import.install((), self.binding)
         self._collected: str | None = None  # hidden-test directory whose items the session holds
         self._uncollectable: str | None = None  # hidden-test directory that must be collected per trial
         self._state = 0  # bumped whenever the session's collected items or the proxied modules change
@@ -358,8 +360,8 @@ class SlotRunner:
             os.rename(tmp, directory)
         entry = (directory, expected_tests(fixture.hidden_tests))
         sources = [text for rel, text in fixture.hidden_tests.items() if rel.endswith(".py")]
-        self._star_names[str(directory)] = (proxy.free_names(sources) if proxy.star_imports(sources, tuple(fixture.modules))
-                                            else None)
+        star = proxy_import.star_imports(sources, tuple(fixture.modules))
+        self._star_names[str(directory)] = proxy_import.free_names(sources) if star else None
         self.fixtures[key] = entry
         while len(self.fixtures) > FIXTURE_CACHE:
             old, (old_dir, _) = self.fixtures.popitem(last=False)
