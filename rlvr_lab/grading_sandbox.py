@@ -36,7 +36,7 @@ from pathlib import Path
 
 from rlvr_lab.verifier.backend import SandboxFault, SandboxUnavailable
 from rlvr_lab.verifier.sandbox_clock import STRETCH_MAX
-from rlvr_lab.verifier.sandbox_zygote import SANDBOX_ROOT
+from rlvr_lab.verifier.sandbox_setup import SANDBOX_ROOT
 from rlvr_lab.verifier.schema import Limits
 
 #: Modules and folders of ``rlvr_lab`` never shown to a submission (the key, the grader, hidden tests).
@@ -177,7 +177,8 @@ def _local_backend(slot: Path, hide: tuple):
 def _docker_backend(slot: Path):
     import sysconfig
 
-    from rlvr_lab.verifier.docker_backend import PY_PREFIX, DockerBackend
+    from rlvr_lab.verifier.docker_backend import DockerBackend
+    from rlvr_lab.verifier.docker_image import PY_PREFIX
 
     slot.mkdir(parents=True, exist_ok=True)
     stage_library(str(slot / "lib"))

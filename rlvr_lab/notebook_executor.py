@@ -7,9 +7,10 @@ library only at import time, because the local backend's zygote loads it as the 
 Two stages:
 
 1. :func:`serve` runs in the freshly forked, already unprivileged sandbox process (the zygote's
-   ``run_server``: new PID/mount/net/IPC namespaces, slot uid, rlimits). It reads ``run.json`` from the
-   read-only workspace and ``exec``\\ s the course's interpreter on this file with a minimal environment;
-   the channel to the grader stays on descriptor 3, stdout and stderr go to the sandbox's capped pipe.
+   ``run_server`` in ``sandbox_setup``: new PID/mount/net/IPC namespaces, slot uid, rlimits). It reads
+   ``run.json`` from the read-only workspace and ``exec``\\ s the course's interpreter on this file with a
+   minimal environment; the channel to the grader stays on descriptor 3, stdout and stderr go to the
+   sandbox's capped pipe.
 2. :func:`main` (the new program) copies nothing it is not given: it makes a scratch directory under the
    sandbox's private ``/tmp``, starts an IPython ``InteractiveShell`` (magics work; no Jupyter kernel),
    and runs the code cells of ``cells.json`` in order. After every cell it writes one frame to the

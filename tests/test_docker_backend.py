@@ -28,7 +28,7 @@ DOCKER_EXPLOITS = ("conftest_report_patch", "module_report_patch", "exit_sys", "
 
 @pytest.fixture(scope="module")
 def engine():
-    from rlvr_lab.verifier.docker_backend import docker_client
+    from rlvr_lab.verifier.docker_image import docker_client
 
     try:
         client = docker_client()
@@ -39,7 +39,7 @@ def engine():
 
 @pytest.fixture(scope="module")
 def image(engine):
-    from rlvr_lab.verifier.docker_backend import build_image
+    from rlvr_lab.verifier.docker_image import build_image
 
     return build_image(engine)
 
@@ -58,7 +58,7 @@ def _sandbox_containers(engine, slot_dir: Path) -> list:
 
 
 def test_no_engine_is_reported_with_its_address(monkeypatch):
-    from rlvr_lab.verifier.docker_backend import docker_client
+    from rlvr_lab.verifier.docker_image import docker_client
 
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     with pytest.raises(SandboxUnavailable, match="no Docker engine answers at unix:///nonexistent/docker.sock"):
@@ -66,7 +66,7 @@ def test_no_engine_is_reported_with_its_address(monkeypatch):
 
 
 def test_image_is_small_and_holds_only_python(engine, image):
-    from rlvr_lab.verifier.docker_backend import build_image
+    from rlvr_lab.verifier.docker_image import build_image
 
     assert build_image(engine) == image  # idempotent: present, not rebuilt
     size_mb = engine.images.get(image).attrs["Size"] / 1e6

@@ -367,7 +367,7 @@ def test_the_same_file_twice_is_graded_once_and_the_report_has_every_format(grad
 @pytest.mark.docker
 def test_the_docker_backend_grades_the_same(tmp_path):
     from rlvr_lab.verifier.backend import SandboxUnavailable
-    from rlvr_lab.verifier.docker_backend import docker_client
+    from rlvr_lab.verifier.docker_image import docker_client
 
     try:
         docker_client()

@@ -11,9 +11,10 @@ never a pytest argument, never on ``sys.path`` and never imported here.
 For each verification the runner admits the candidate (:mod:`~rlvr_lab.verifier.workspace`), writes
 base + change into a fresh graded copy under the backend's ``workspace_root``, and runs up to K trials
 (:mod:`~rlvr_lab.verifier.trials`). A trial launches a fresh sandbox, forks a pytest child from the
-prepared process (so pytest's start-up is paid once per slot, not per trial), installs the proxy for
-``fixture.modules``, shuffles the test items with the trial's seed, runs the session, and sends the
-reports back over a pipe. The runner then kills the sandbox and decides the trial:
+prepared process (so pytest's start-up is paid once per slot, not per trial;
+:mod:`~rlvr_lab.verifier.pytest_child`), installs the proxy for ``fixture.modules``, shuffles the test
+items with the trial's seed, runs the session, and sends the reports back over a pipe. The runner then
+kills the sandbox and decides the trial (:mod:`~rlvr_lab.verifier.judging`):
 
 * the sandbox ended from outside, or the pytest child died, hung or produced no report -> ``pending``;
 * the candidate timed out, broke the output cap or another limit, or its process ended -> ``fail``;
@@ -23,35 +24,29 @@ reports back over a pipe. The runner then kills the sandbox and decides the tria
 
 from __future__ import annotations
 
-import ast
 import collections
-import ctypes
 import gc
 import hashlib
-import hmac
 import json
 import os
-import random
-import select
-import signal
 import socket
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from rlvr_lab.verifier.backend import SandboxBackend, SandboxFault, SandboxUnavailable, SocketChannel
 from rlvr_lab.verifier.backends import make_backend
+from rlvr_lab.verifier.judging import DETAIL_CHARS, RecordPlugin, expected_tests, judge
 from rlvr_lab.verifier.schema import Candidate, Fixture, TrialResult
-from rlvr_lab.verifier import proxy
+from rlvr_lab.verifier import proxy_import
+from rlvr_lab.verifier import pytest_child
 from rlvr_lab.verifier import trials as trials_mod
 from rlvr_lab.verifier import workspace
 from rlvr_lab.verifier import wire
 from rlvr_lab.verifier.wire import RunnerFailed, RunnerReady, VerifyReply, VerifyRequest
 
-#: Longest report excerpt kept in a trial's ``detail``, characters.
-DETAIL_CHARS = 400
 #: Environment variables that could steer pytest or Python and are removed from the runner.
 SCRUBBED_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME",
                 "PYTHONUSERBASE", "PYTHONINSPECT", "PYTHONBREAKPOINT", "PYTEST_CURRENT_TEST",
@@ -66,216 +61,6 @@ DISABLED_PLUGINS = ("cacheprovider", "terminal", "logging", "warnings", "stepwis
 TB_STYLE = "line"
 #: How many prepared hidden-test directories a runner keeps.
 FIXTURE_CACHE = 64
-
-
-def secret_seed(secret: bytes, seed: int, purpose: str) -> int:
-    """A 31-bit seed for ``purpose`` derived from the trial ``seed`` and the runner's ``secret``.
-
-    The hidden tests' ``random`` is seeded with ``secret_seed(secret, seed, "tests")`` and the
-    candidate's with ``secret_seed(secret, seed, "sandbox")``: the secret never leaves the runner, so
-    nothing the sandbox sees predicts where a hidden test's random delays land, while both still vary
-    per trial.
-
-    >>> a = secret_seed(b"k", 1, "tests"); a == secret_seed(b"k", 1, "tests"), a == secret_seed(b"k", 1, "sandbox")
-    (True, False)
-    """
-    digest = hmac.new(secret, f"{purpose}:{int(seed)}".encode(), hashlib.sha256).digest()
-    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
-
-
-def expected_tests(hidden_tests: Mapping[str, str]) -> frozenset[str]:
-    """Test ids (``path::name`` or ``path::Class::name``) that the hidden files define, by ``ast``.
-
-    Parametrized tests count once; a verdict needs at least one passing item for each.
-
-    >>> sorted(expected_tests({"test_a.py": "def test_x(): pass\\nclass TestY:\\n    def test_z(self): pass\\n",
-    ...                        "helper.py": "def test_no(): pass"}))
-    ['test_a.py::TestY::test_z', 'test_a.py::test_x']
-    """
-    found = set()
-    for path, text in hidden_tests.items():
-        name = path.rsplit("/", 1)[-1]
-        if not (name.startswith("test_") or name.endswith("_test.py")) or not name.endswith(".py"):
-            continue
-        tree = ast.parse(text, filename=path)
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-                found.add(f"{path}::{node.name}")
-            elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-                for item in node.body:
-                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
-                        found.add(f"{path}::{node.name}::{item.name}")
-    return frozenset(found)
-
-
-def _short(report: Any) -> str:
-    text = getattr(report, "longreprtext", "") or ""
-    lines = [line for line in text.splitlines() if line.startswith("E ")]
-    return (lines[-1] if lines else text.strip().splitlines()[-1] if text.strip() else "")[:DETAIL_CHARS]
-
-
-class RecordPlugin:
-    """Trusted pytest plugin: shuffles items with the trial's seed and records every report.
-
-    It also keeps collection to the active hidden-test directory: the runner caches up to
-    :data:`FIXTURE_CACHE` of them side by side, and pytest would otherwise list every sibling and match
-    it against its ignore rules on each collection (about half of a new fixture's collection time).
-    """
-
-    def __init__(self) -> None:
-        self.seed = 0
-        self.reports: list[dict] = []
-        self.collect_errors: list[dict] = []
-        self.active_dir: str | None = None  # absolute path of the hidden-test directory being collected
-
-    def pytest_ignore_collect(self, collection_path: Path, config: Any) -> bool | None:
-        # pytest calls the last-registered plugin first (this one) and stops at the first answer
-        active = self.active_dir
-        if active is not None and os.path.dirname(str(collection_path)) == os.path.dirname(active) \
-                and str(collection_path) != active:
-            return True  # another cached fixture's directory
-        return None
-
-    def pytest_collection_modifyitems(self, session: Any, config: Any, items: list) -> None:
-        random.Random(self.seed).shuffle(items)
-
-    def pytest_runtest_logreport(self, report: Any) -> None:
-        self.reports.append({"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome,
-                             "summary": _short(report) if report.outcome != "passed" else ""})
-
-    def pytest_collectreport(self, report: Any) -> None:
-        if report.outcome != "passed":
-            self.collect_errors.append({"nodeid": report.nodeid, "summary": _short(report)})
-
-
-def judge(result: dict, expected: frozenset[str], prefix: str) -> tuple[bool, str, str]:
-    """Decide one trial from the pytest child's record: ``(passed, reason, detail)``.
-
-    ``prefix`` is the node-id prefix of the hidden-test directory (e.g. ``tests/ab12/``). Only a
-    clean run in which every expected test passed is a pass; exit code 5 (no tests) is a failure.
-
-    >>> rec = {"exit": 0, "collect_errors": [], "reports": [
-    ...     {"nodeid": "t/test_a.py::test_x", "when": "call", "outcome": "passed", "summary": ""}]}
-    >>> judge(rec, frozenset({"test_a.py::test_x"}), "t/")[:2]
-    (True, 'tests passed')
-    >>> judge(rec, frozenset({"test_a.py::test_x", "test_a.py::test_y"}), "t/")[1]
-    'expected tests did not pass: test_a.py::test_y'
-    >>> judge({"exit": 5, "collect_errors": [], "reports": []}, frozenset(), "t/")[1]
-    'pytest exit code 5'
-    """
-    for error in result.get("collect_errors", []):
-        return False, "collection error", f"{error['nodeid']}: {error['summary']}"[:DETAIL_CHARS]
-    for report in result.get("reports", []):
-        if report["outcome"] == "failed":
-            return False, f"test failed in {report['when']}", f"{report['nodeid']}: {report['summary']}"[:DETAIL_CHARS]
-        if report["outcome"] == "skipped":
-            return False, "test skipped", report["nodeid"][:DETAIL_CHARS]
-    if result.get("exit") != 0:
-        return False, f"pytest exit code {result.get('exit')}", ""
-    passed = set()
-    for report in result.get("reports", []):
-        if report["when"] == "call" and report["outcome"] == "passed":
-            nodeid = report["nodeid"]
-            nodeid = nodeid[len(prefix):] if nodeid.startswith(prefix) else nodeid
-            passed.add(nodeid.split("[", 1)[0])
-    if not passed:
-        return False, "no test ran", ""
-    missing = sorted(expected - passed)
-    if missing:
-        return False, "expected tests did not pass: " + ", ".join(missing)[:DETAIL_CHARS], ""
-    return True, "tests passed", f"{len(passed)} tests"
-
-
-def _run_session(config: Any, session: Any, precollected: bool, seed: int) -> int:
-    """Run the hidden tests on a session started before the fork; pytest's exit code.
-
-    ``precollected``: the runner already collected the items (with late-bound candidate names), so
-    only the run loop is left; the items are shuffled here with the trial's seed. Otherwise this is
-    pytest's ``_main``: collect (the trusted plugin shuffles) and run.
-    """
-    from _pytest.main import _main
-    from _pytest.outcomes import Exit
-
-    try:
-        if not precollected:
-            return int(_main(config, session) or 0)
-        items = list(session.items)
-        random.Random(seed).shuffle(items)
-        session.items = items
-        config.hook.pytest_runtestloop(session=session)
-        if session.testsfailed:
-            return 1
-        return 5 if session.testscollected == 0 else 0
-    except session.Failed:
-        return 1
-    except (KeyboardInterrupt, Exit):
-        return 2
-    except BaseException:
-        return 3
-
-
-_libc = ctypes.CDLL(None, use_errno=True)
-PR_SET_PDEATHSIG = 1
-
-
-def _prctl_pdeathsig() -> None:
-    """Have the kernel SIGKILL this process when the runner (its parent) dies."""
-    if _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
-
-
-def _child_setup() -> None:
-    """First steps of a forked pytest process: die with the runner, no GC, no terminal."""
-    gc.disable()
-    _prctl_pdeathsig()
-    # The hidden-test directory is runner-owned and content-addressed, so caching the
-    # assertion-rewritten bytecode there is safe and saves a parse per trial.
-    sys.dont_write_bytecode = False
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
-    os.dup2(devnull, 1)
-    os.dup2(devnull, 2)
-
-
-def _child_run(runner: "SlotRunner", channel: Any, test_dir: Path, seed: int, precollected: bool,
-               result_w: int) -> None:
-    """In a forked pytest process: run the hidden tests against the proxy; never returns."""
-    code = 0
-    try:
-        random.seed(secret_seed(runner.secret, seed, "tests"))
-        client = proxy.ProxyClient(channel)
-        try:
-            client.init(secret_seed(runner.secret, seed, "sandbox"))
-        except proxy.CandidateError:
-            pass  # the tests will meet the dead sandbox and fail; the runner reads the sandbox's record
-        runner.binding.client = client
-        runner.plugin.seed = seed
-        runner.config.args = [str(test_dir)]
-        exit_code = _run_session(runner.config, runner.session, precollected, seed)
-        plugin = runner.plugin
-        record = {"exit": int(exit_code), "reports": plugin.reports, "collect_errors": plugin.collect_errors}
-        data = json.dumps(record).encode()
-        view = memoryview(data)
-        while view:
-            view = view[os.write(result_w, view):]
-    except BaseException:
-        code = 1
-    os._exit(code)
-
-
-def _standby_child(runner: "SlotRunner", control: socket.socket) -> None:
-    """A pytest process forked ahead of time: waits for one job (seed, test directory, the channel and
-    the result pipe as descriptors), runs it, exits. Never returns."""
-    try:
-        _child_setup()
-        message, fds, _, _ = socket.recv_fds(control, 65536, 2)
-        if not message or len(fds) != 2:
-            os._exit(0)
-        job = json.loads(message.decode())
-        channel = SocketChannel(socket.socket(fileno=fds[0]))
-    except BaseException:
-        os._exit(1)
-    _child_run(runner, channel, Path(job["test_dir"]), int(job["seed"]), bool(job["precollected"]), fds[1])
 
 
 class SlotRunner:
@@ -317,8 +102,8 @@ class SlotRunner:
         self.config.hook.pytest_sessionstart(session=self.session)
         gc.collect()
         gc.freeze()  # fewer copy-on-write faults in every forked trial
-        self.binding = proxy.Binding()
-        self.finder = proxy.install((), self.binding)
+        self.binding = proxy_import.Binding()
+        self.finder = proxy_import.install((), self.binding)
         self._collected: str | None = None  # hidden-test directory whose items the session holds
         self._uncollectable: str | None = None  # hidden-test directory that must be collected per trial
         self._state = 0  # bumped whenever the session's collected items or the proxied modules change
@@ -358,8 +143,8 @@ class SlotRunner:
             os.rename(tmp, directory)
         entry = (directory, expected_tests(fixture.hidden_tests))
         sources = [text for rel, text in fixture.hidden_tests.items() if rel.endswith(".py")]
-        self._star_names[str(directory)] = (proxy.free_names(sources) if proxy.star_imports(sources, tuple(fixture.modules))
-                                            else None)
+        star = proxy_import.star_imports(sources, tuple(fixture.modules))
+        self._star_names[str(directory)] = proxy_import.free_names(sources) if star else None
         self.fixtures[key] = entry
         while len(self.fixtures) > FIXTURE_CACHE:
             old, (old_dir, _) = self.fixtures.popitem(last=False)
@@ -418,24 +203,14 @@ class SlotRunner:
     def _fork_standby(self) -> None:
         """Fork the next pytest process now, from the runner's current state, to wait for a job."""
         self._drop_standby()
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        pid = os.fork()
-        if pid == 0:
-            ours.close()
-            _standby_child(self, theirs)
-        theirs.close()
-        self._standby = (pid, ours, self._state)
+        pid, control = pytest_child.fork_standby(self)
+        self._standby = (pid, control, self._state)
 
     def _drop_standby(self) -> None:
         if self._standby is not None:
-            pid, sock, _ = self._standby
+            pid, control, _ = self._standby
             self._standby = None
-            sock.close()  # the standby sees end of stream and exits
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            os.waitpid(pid, 0)
+            pytest_child.drop_standby(pid, control)
 
     def prepare_idle(self) -> None:
         """Between verifications: have a standby pytest process ready for the current fixture."""
@@ -445,22 +220,12 @@ class SlotRunner:
     def _start_child(self, session: Any, test_dir: Path, seed: int, precollected: bool, result_w: int) -> int:
         """Hand the trial to the standby pytest process (fork one if it is missing or stale); its pid."""
         if not isinstance(session.channel, SocketChannel):  # cannot be passed as a descriptor: fork now
-            pid = os.fork()
-            if pid == 0:
-                _child_setup()
-                _child_run(self, session.channel, test_dir, seed, precollected, result_w)
-            return pid
+            return pytest_child.fork_child(self, session.channel, test_dir, seed, precollected, result_w)
         if self._standby is None or self._standby[2] != self._state:
             self._fork_standby()
-        pid, sock, _ = self._standby
+        pid, control, _ = self._standby
         self._standby = None
-        job = json.dumps({"test_dir": str(test_dir), "seed": seed, "precollected": precollected}).encode()
-        try:
-            socket.send_fds(sock, [job], [session.channel.fileno(), result_w])
-        except OSError:
-            pass  # the standby died: the runner reports a missing report (pending)
-        finally:
-            sock.close()
+        pytest_child.send_job(control, session.channel, test_dir, seed, precollected, result_w)
         return pid
 
     def run_trial(self, graded: Path, fixture: Fixture, test_dir: Path, expected: frozenset[str],
@@ -482,7 +247,7 @@ class SlotRunner:
             return TrialResult("pending", time.perf_counter() - start, seed, "runner could not fork", str(exc))
         self.last_child_pid = pid
         os.close(result_w)
-        data, runner_problem = self._collect(pid, result_r, start + wire.trial_budget_s(limits.wall_s))
+        data, runner_problem = pytest_child.collect_report(pid, result_r, start + wire.trial_budget_s(limits.wall_s))
         # A closed channel means the candidate's server ended by itself: let its own exit record arrive.
         exit_record = session.kill(grace_s=0.5 if session.channel.peer_closed() else 0.0)
         session.channel.close()
@@ -502,32 +267,6 @@ class SlotRunner:
         prefix = test_dir.relative_to(self.runner_dir).as_posix() + "/"
         ok, reason, detail = judge(record, expected, prefix)
         return TrialResult("pass" if ok else "fail", duration, seed, reason, detail)
-
-    def _collect(self, pid: int, result_r: int, deadline: float) -> tuple[bytes, str]:
-        """Read the child's report until EOF or the deadline, then reap it; returns (data, problem)."""
-        chunks = []
-        problem = ""
-        try:
-            while True:
-                remaining = deadline - time.perf_counter()
-                if remaining <= 0:
-                    problem = "runner overran its deadline"
-                    os.kill(pid, signal.SIGKILL)
-                    break
-                ready, _, _ = select.select([result_r], [], [], remaining)
-                if ready:
-                    chunk = os.read(result_r, 1 << 20)
-                    if not chunk:
-                        break
-                    chunks.append(chunk)
-        finally:
-            os.close(result_r)
-        _, status = os.waitpid(pid, 0)
-        if not problem and not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
-            problem = f"runner process ended abnormally (status {status})"
-        if not problem and not chunks:
-            problem = "runner produced no report"
-        return b"".join(chunks), problem
 
     # -- one verification --------------------------------------------------------------------------
     def verify(self, fixture: Fixture, candidate: Candidate, k: int, base_seed: int) -> VerifyReply:

@@ -99,7 +99,7 @@ class TrialResult:
     """Wall-clock seconds the trial took."""
     seed: int
     """Seed that ordered the tests in this trial; the hidden tests' and the candidate's RNG seeds are
-    derived from it with a secret of the runner (:func:`rlvr_lab.verifier.runner.secret_seed`)."""
+    derived from it with a secret of the runner (:func:`rlvr_lab.verifier.trials.secret_seed`)."""
     reason: str = ""
     """Why it ended so: e.g. ``tests passed``, ``assertion failed``, ``timeout``, ``memory limit``."""
     detail: str = ""

@@ -4,12 +4,15 @@ A candidate is accepted only if every one of K trials passes; verification stops
 that does not pass, so a candidate with per-trial pass probability q costs ``sum_{j<K} q^j`` trials on
 average (:func:`rlvr_lab.rewards.expected_trials`). Each trial gets its own seed, derived from a base
 seed and the trial index, which orders the hidden tests and seeds the candidate's ``random`` module, so
-repeated trials are not replays of one schedule.
+repeated trials are not replays of one schedule. The ``random`` seeds of the hidden tests and of the
+candidate come from that seed and a secret of the runner (:func:`secret_seed`), so nothing the sandbox
+sees predicts the hidden tests' randomness.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 from typing import Callable, Sequence
 
 from rlvr_lab.verifier.schema import TrialResult
@@ -28,6 +31,21 @@ def trial_seed(base_seed: int, index: int) -> int:
     if index < 0:
         raise ValueError(f"index must be >= 0, got {index}")
     digest = hashlib.sha256(f"{int(base_seed)}:{int(index)}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def secret_seed(secret: bytes, seed: int, purpose: str) -> int:
+    """A 31-bit seed for ``purpose`` derived from the trial ``seed`` and the runner's ``secret``.
+
+    The hidden tests' ``random`` is seeded with ``secret_seed(secret, seed, "tests")`` and the
+    candidate's with ``secret_seed(secret, seed, "sandbox")``: the secret never leaves the runner, so
+    nothing the sandbox sees predicts where a hidden test's random delays land, while both still vary
+    per trial.
+
+    >>> a = secret_seed(b"k", 1, "tests"); a == secret_seed(b"k", 1, "tests"), a == secret_seed(b"k", 1, "sandbox")
+    (True, False)
+    """
+    digest = hmac.new(secret, f"{purpose}:{int(seed)}".encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 

@@ -1,0 +1,193 @@
+"""The runner's pytest processes: each trial's hidden tests run in a fork of the prepared runner (section 17.7).
+
+The runner keeps pytest imported and its session started, so a trial only forks: the child dies with
+the runner (``PR_SET_PDEATHSIG``), talks to the candidate through the proxy, runs the hidden tests
+(:func:`run_session`) and writes the :class:`~rlvr_lab.verifier.judging.RecordPlugin`'s record to a
+pipe, which the runner reads until a deadline (:func:`collect_report`). To take the fork off the trial's
+path, the runner forks the next child ahead of time (:func:`fork_standby`): it waits for one job, the
+channel and the result pipe arriving as descriptors over a socket.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import json
+import os
+import random
+import select
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rlvr_lab.verifier.backend import SocketChannel
+from rlvr_lab.verifier.proxy import ProxyClient
+from rlvr_lab.verifier.proxy_values import CandidateError
+from rlvr_lab.verifier.trials import secret_seed
+
+
+def run_session(config: Any, session: Any, precollected: bool, seed: int) -> int:
+    """Run the hidden tests on a session started before the fork; pytest's exit code.
+
+    ``precollected``: the runner already collected the items (with late-bound candidate names), so
+    only the run loop is left; the items are shuffled here with the trial's seed. Otherwise this is
+    pytest's ``_main``: collect (the trusted plugin shuffles) and run.
+    """
+    from _pytest.main import _main
+    from _pytest.outcomes import Exit
+
+    try:
+        if not precollected:
+            return int(_main(config, session) or 0)
+        items = list(session.items)
+        random.Random(seed).shuffle(items)
+        session.items = items
+        config.hook.pytest_runtestloop(session=session)
+        if session.testsfailed:
+            return 1
+        return 5 if session.testscollected == 0 else 0
+    except session.Failed:
+        return 1
+    except (KeyboardInterrupt, Exit):
+        return 2
+    except BaseException:
+        return 3
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+PR_SET_PDEATHSIG = 1
+
+
+def _prctl_pdeathsig() -> None:
+    """Have the kernel SIGKILL this process when the runner (its parent) dies."""
+    if _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+
+
+def child_setup() -> None:
+    """First steps of a forked pytest process: die with the runner, no GC, no terminal."""
+    gc.disable()
+    _prctl_pdeathsig()
+    # The hidden-test directory is runner-owned and content-addressed, so caching the
+    # assertion-rewritten bytecode there is safe and saves a parse per trial.
+    sys.dont_write_bytecode = False
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+
+
+def child_run(runner: Any, channel: Any, test_dir: Path, seed: int, precollected: bool,
+               result_w: int) -> None:
+    """In a forked pytest process: run the hidden tests against the proxy; never returns.
+
+    ``runner``: the :class:`~rlvr_lab.verifier.runner.SlotRunner` it was forked from (its secret, pytest
+    config, started session, recording plugin and proxy binding)."""
+    code = 0
+    try:
+        random.seed(secret_seed(runner.secret, seed, "tests"))
+        client = ProxyClient(channel)
+        try:
+            client.init(secret_seed(runner.secret, seed, "sandbox"))
+        except CandidateError:
+            pass  # the tests will meet the dead sandbox and fail; the runner reads the sandbox's record
+        runner.binding.client = client
+        runner.plugin.seed = seed
+        runner.config.args = [str(test_dir)]
+        exit_code = run_session(runner.config, runner.session, precollected, seed)
+        plugin = runner.plugin
+        record = {"exit": int(exit_code), "reports": plugin.reports, "collect_errors": plugin.collect_errors}
+        data = json.dumps(record).encode()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(result_w, view):]
+    except BaseException:
+        code = 1
+    os._exit(code)
+
+
+def standby_child(runner: Any, control: socket.socket) -> None:
+    """A pytest process forked ahead of time: waits for one job (seed, test directory, the channel and
+    the result pipe as descriptors), runs it, exits. Never returns."""
+    try:
+        child_setup()
+        message, fds, _, _ = socket.recv_fds(control, 65536, 2)
+        if not message or len(fds) != 2:
+            os._exit(0)
+        job = json.loads(message.decode())
+        channel = SocketChannel(socket.socket(fileno=fds[0]))
+    except BaseException:
+        os._exit(1)
+    child_run(runner, channel, Path(job["test_dir"]), int(job["seed"]), bool(job["precollected"]), fds[1])
+
+
+def fork_child(runner: Any, channel: Any, test_dir: Path, seed: int, precollected: bool, result_w: int) -> int:
+    """Fork a pytest process for one trial now (for a channel that cannot be passed as a descriptor); its pid."""
+    pid = os.fork()
+    if pid == 0:
+        child_setup()
+        child_run(runner, channel, test_dir, seed, precollected, result_w)
+    return pid
+
+
+def fork_standby(runner: Any) -> tuple[int, socket.socket]:
+    """Fork a pytest process now, from the runner's current state, to wait for a job; (pid, control socket)."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        standby_child(runner, theirs)
+    theirs.close()
+    return pid, ours
+
+
+def drop_standby(pid: int, control: socket.socket) -> None:
+    """End a standby pytest process that will get no job, and reap it."""
+    control.close()  # the standby sees end of stream and exits
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    os.waitpid(pid, 0)
+
+
+def send_job(control: socket.socket, channel: SocketChannel, test_dir: Path, seed: int, precollected: bool,
+             result_w: int) -> None:
+    """Hand one trial to a standby pytest process: the job, the channel and the result pipe's write end."""
+    job = json.dumps({"test_dir": str(test_dir), "seed": seed, "precollected": precollected}).encode()
+    try:
+        socket.send_fds(control, [job], [channel.fileno(), result_w])
+    except OSError:
+        pass  # the standby died: the runner reports a missing report (pending)
+    finally:
+        control.close()
+
+
+def collect_report(pid: int, result_r: int, deadline: float) -> tuple[bytes, str]:
+    """Read the child's report until EOF or the deadline, then reap it; returns (data, problem)."""
+    chunks = []
+    problem = ""
+    try:
+        while True:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                problem = "runner overran its deadline"
+                os.kill(pid, signal.SIGKILL)
+                break
+            ready, _, _ = select.select([result_r], [], [], remaining)
+            if ready:
+                chunk = os.read(result_r, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+    finally:
+        os.close(result_r)
+    _, status = os.waitpid(pid, 0)
+    if not problem and not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+        problem = f"runner process ended abnormally (status {status})"
+    if not problem and not chunks:
+        problem = "runner produced no report"
+    return b"".join(chunks), problem
