@@ -264,7 +264,7 @@ NEEDS_ONE_CPU_SECOND = ("import time as _t\n_end = _t.process_time() + 1.0\n"
 BLOCKS_FOREVER = "import time as _t\n_t.sleep(3600)\n"
 
 
-def check_busy_host(verifier, wall_s: float = 2.0) -> None:
+def check_busy_host(verifier, wall_s: float = 3.0):
     """On a busy host, a correct candidate passes; a blocked one times out between ``wall_s`` and the cap,
     and its detail names the contention. Returns the correct candidate's verdict."""
     limits = Limits(wall_s=wall_s, cpu_s=10, memory_mb=256, processes=16, file_mb=4, open_files=64, output_kb=64)
