@@ -115,6 +115,10 @@ def test_submit_many_is_one_entry_verified_in_order():
         assert [f.result().candidate_digest for f in futures] == [c.digest for c in cands]
         with pytest.raises(ValueError, match="at least one"):
             pool.submit_many([], fx)
+        with pytest.raises(ValueError, match="Candidate objects, got str"):
+            pool.submit("def double(x): return 2 * x", fx)
+        with pytest.raises(ValueError, match="fixture must be a Fixture"):
+            pool.submit(cands[0], "double_01")
 
 
 @needs_local_sandbox

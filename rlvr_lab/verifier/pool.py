@@ -45,7 +45,36 @@ class PoolClosed(RuntimeError):
     """``submit`` after ``close``."""
 
 
-class VerifierPool:
+def request_candidates(candidates: Iterable[Candidate], fixture: Fixture) -> list[Candidate]:
+    """The candidates of one ``submit_many`` as a list, after the checks every pool makes before queueing:
+    at least one candidate, each a :class:`Candidate`, and a :class:`Fixture` (ValueError otherwise)."""
+    candidates = list(candidates)
+    if not candidates:
+        raise ValueError("candidates must hold at least one candidate")
+    for c in candidates:
+        if not isinstance(c, Candidate):
+            raise ValueError(f"candidates must be Candidate objects, got {type(c).__name__}")
+    if not isinstance(fixture, Fixture):
+        raise ValueError(f"fixture must be a Fixture, got {type(fixture).__name__}")
+    return candidates
+
+
+class PoolFront:
+    """``submit`` (one candidate) and ``map`` for a pool class that defines ``submit_many(candidates,
+    fixture, trials, block, timeout)`` (:class:`VerifierPool`, :class:`~.ray_pool.RayVerifierPool`)."""
+
+    def submit(self, candidate: Candidate, fixture: Fixture, trials: int | None = None, block: bool = True,
+               timeout: float | None = None) -> "Future[Verdict]":
+        """Queue one verification; blocks while the queue is full (see the module docstring)."""
+        return self.submit_many([candidate], fixture, trials, block, timeout)[0]
+
+    def map(self, candidates: Iterable[Candidate], fixture: Fixture, trials: int | None = None) -> list[Verdict]:
+        """Verify many candidates against one fixture; verdicts in input order."""
+        futures = [self.submit(c, fixture, trials) for c in candidates]
+        return [f.result() for f in futures]
+
+
+class VerifierPool(PoolFront):
     """N verifier slots, a bounded FIFO queue with backpressure, a futures API (module docstring)."""
 
     def __init__(self, workers: int = 2, backend: str = "local", max_queue: int = 64, retries: int = 1,
@@ -104,20 +133,13 @@ class VerifierPool:
                     self.meter.served(admitted[0], time.perf_counter() - started, 0)
                     future.set_exception(exc)
 
-    def submit(self, candidate: Candidate, fixture: Fixture, trials: int | None = None, block: bool = True,
-               timeout: float | None = None) -> "Future[Verdict]":
-        """Queue one verification; blocks while the queue is full (see the module docstring)."""
-        return self.submit_many([candidate], fixture, trials, block, timeout)[0]
-
     def submit_many(self, candidates: Iterable[Candidate], fixture: Fixture, trials: int | None = None,
                     block: bool = True, timeout: float | None = None) -> "list[Future[Verdict]]":
         """Queue several verifications against one fixture as one entry, verified in a row by one slot;
         one future per candidate, in order. Backpressure as :meth:`submit` (the entry counts once)."""
         if self._closed:
             raise PoolClosed("submit after close()")
-        candidates = list(candidates)
-        if not candidates:
-            raise ValueError("candidates must hold at least one candidate")
+        candidates = request_candidates(candidates, fixture)
         futures: list[Future] = [Future() for _ in candidates]
         asked = time.perf_counter()
         admitted = [asked]  # set again once the entry is in the queue: waits count from admission
@@ -127,11 +149,6 @@ class VerifierPool:
             raise PoolFull(f"the verification queue holds {self.max_queue} requests") from None
         admitted[0] = self.meter.arrived(len(candidates), time.perf_counter() - asked)
         return futures
-
-    def map(self, candidates: Iterable[Candidate], fixture: Fixture, trials: int | None = None) -> list[Verdict]:
-        """Verify many candidates against one fixture; verdicts in input order."""
-        futures = [self.submit(c, fixture, trials) for c in candidates]
-        return [f.result() for f in futures]
 
     @property
     def queued(self) -> int:

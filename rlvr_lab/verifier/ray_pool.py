@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable
 
 from rlvr_lab.verifier.meter import PoolMeter
-from rlvr_lab.verifier.pool import PoolClosed, PoolFull, VerifierPool
+from rlvr_lab.verifier.pool import PoolClosed, PoolFront, PoolFull, VerifierPool, request_candidates
 from rlvr_lab.verifier.wire import verify_budget_s
 from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
 from rlvr_lab.verifier.verifier import START_TIMEOUT_S
@@ -108,7 +108,7 @@ class _Entry:
         self.avoid_until = time.monotonic() + AVOID_S
 
 
-class RayVerifierPool:
+class RayVerifierPool(PoolFront):
     """``workers`` verifier slots as Ray actors over a cluster (module docstring).
 
     ``address``: a Ray cluster to join (``"auto"``: the one started on this machine with ``ray start``;
@@ -313,22 +313,10 @@ class RayVerifierPool:
         self._replace(i)
 
     # -- the futures API -----------------------------------------------------------------------------
-    def submit(self, candidate: Candidate, fixture: Fixture, trials: int | None = None, block: bool = True,
-               timeout: float | None = None) -> "Future[Verdict]":
-        """Queue one verification; blocks while the queue is full (as VerifierPool.submit)."""
-        return self.submit_many([candidate], fixture, trials, block, timeout)[0]
-
     def submit_many(self, candidates: Iterable[Candidate], fixture: Fixture, trials: int | None = None,
                     block: bool = True, timeout: float | None = None) -> "list[Future[Verdict]]":
         """Queue several verifications against one fixture as one entry (as VerifierPool.submit_many)."""
-        candidates = list(candidates)
-        if not candidates:
-            raise ValueError("candidates must hold at least one candidate")
-        for c in candidates:
-            if not isinstance(c, Candidate):
-                raise ValueError(f"candidates must be Candidate objects, got {type(c).__name__}")
-        if not isinstance(fixture, Fixture):
-            raise ValueError(f"fixture must be a Fixture, got {type(fixture).__name__}")
+        candidates = request_candidates(candidates, fixture)
         asked = time.perf_counter()
         deadline = None if timeout is None else asked + timeout
         with self._cv:
@@ -346,11 +334,6 @@ class RayVerifierPool:
             self._waiting.append(_Entry(futures, candidates, fixture, trials, admitted))
             self._cv.notify_all()
         return futures
-
-    def map(self, candidates: Iterable[Candidate], fixture: Fixture, trials: int | None = None) -> list[Verdict]:
-        """Verify many candidates against one fixture; verdicts in input order."""
-        futures = [self.submit(c, fixture, trials) for c in candidates]
-        return [f.result() for f in futures]
 
     @property
     def queued(self) -> int:
