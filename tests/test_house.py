@@ -1,5 +1,6 @@
 """The house rules of issue 15 that a reader of the code relies on: no import cycle inside rlvr_lab (lazy
-imports inside functions count too), and no private name imported from another module."""
+imports inside functions count too), no private name imported from another module, and no module longer
+than :data:`MAX_LINES`."""
 
 import ast
 from pathlib import Path
@@ -87,3 +88,15 @@ def test_the_trainer_api_names_are_objects_not_submodules():
         importlib.import_module(f"rlvr_lab.train.{module}")
     shadowed = [name for name in train.__all__ if isinstance(getattr(train, name), types.ModuleType)]
     assert shadowed == []
+
+
+#: Longest module, in lines, that still reads in one sitting (issue 15: "no module over about 400 lines").
+MAX_LINES = 400
+
+
+def test_every_module_reads_in_one_sitting():
+    roots = [PACKAGE, PACKAGE.parent / "labs" / "exercises", PACKAGE.parent / "scripts"]
+    paths = [p for root in roots for p in root.rglob("*.py") if "fixtures" not in p.relative_to(root).parts]
+    assert len(paths) > 60
+    long = {str(p.relative_to(PACKAGE.parent)): n for p in paths if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long, f"split these along a seam (one concept per module): {long}"
