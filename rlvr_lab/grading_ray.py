@@ -26,10 +26,10 @@ import time
 from collections import deque
 from dataclasses import asdict, dataclass
 
-from rlvr_lab.grading_sandbox import EXIT_GRACE_S, GRACE_S
+from rlvr_lab.grading_sandbox import EXIT_GRACE_S
 from rlvr_lab.grading_worker import GradeSettings, GradingSlot, KeyData, NotebookJob, grade_notebook
 from rlvr_lab.verifier.ray_pool import ray_module as verifier_ray_module
-from rlvr_lab.verifier.sandbox_clock import STRETCH_MAX
+from rlvr_lab.verifier.wire import trial_budget_s
 
 #: Seconds a lost notebook waits for a slot on another machine before one on the machine it was lost on may take it.
 AVOID_S = 10.0
@@ -126,7 +126,7 @@ class RayGrader:
         ray = self.ray = ray_module()
         self.key, self.settings, self.workers, self.lost_retries = key, settings, workers, lost_retries
         self.slot_cpus = slot_cpus
-        self.budget = 2 * (STRETCH_MAX * settings.timeout_s + GRACE_S + EXIT_GRACE_S) + START_S  # NotebookRunner tries twice
+        self.budget = 2 * (trial_budget_s(settings.timeout_s) + EXIT_GRACE_S) + START_S  # NotebookRunner tries twice
         self.owns_ray = not ray.is_initialized()
         if self.owns_ray:
             ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="WARNING")

@@ -38,14 +38,13 @@ from rlvr_lab.verifier.backend import SandboxFault, SandboxUnavailable
 from rlvr_lab.verifier.sandbox_clock import STRETCH_MAX
 from rlvr_lab.verifier.sandbox_setup import SANDBOX_ROOT
 from rlvr_lab.verifier.schema import Limits
+from rlvr_lab.verifier.wire import trial_budget_s
 
 #: Modules and folders of ``rlvr_lab`` never shown to a submission (the key, the grader, hidden tests).
 GRADER_ONLY = ("exercise_key.py", "grading.py", "grading_admission.py", "grading_sandbox.py", "grading_worker.py",
                "grading_ray.py", "fixtures", "__pycache__")
 #: Largest frame the grader accepts from a sandbox, bytes.
 MAX_FRAME = 1 << 20
-#: Seconds the grader waits past the notebook's budget before it ends the sandbox itself.
-GRACE_S = 5.0
 #: Seconds to wait after the channel closed unexpectedly, so the sandbox's init can report why.
 EXIT_GRACE_S = 1.0
 #: Cells with an error kept in a run's record (the count of all errors is kept too).
@@ -267,7 +266,7 @@ class NotebookRunner:
         except (SandboxFault, OSError) as exc:
             shutil.rmtree(ws, ignore_errors=True)
             return RunResult(outcome="infra", reason=f"the sandbox could not start: {exc}"[:300])
-        deadline = started + STRETCH_MAX * self.config.timeout_s + GRACE_S  # the zygote may stretch timeout_s
+        deadline = started + trial_budget_s(self.config.timeout_s)  # the zygote may stretch timeout_s
         done = self._read(session.channel, deadline, cells, names, result)
         if done is False and result.outcome == "completed":
             time.sleep(EXIT_GRACE_S)  # the channel closed first: let the sandbox's init record why it ended

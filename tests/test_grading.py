@@ -18,9 +18,10 @@ import time
 import pytest
 
 from rlvr_lab import grading
-from rlvr_lab.grading_sandbox import EXIT_GRACE_S, GRACE_S, decode
+from rlvr_lab.grading_sandbox import EXIT_GRACE_S, decode
 from rlvr_lab.verifier.sandbox import UID_BASE, UID_COUNT
 from rlvr_lab.verifier.sandbox_clock import STRETCH_MAX
+from rlvr_lab.verifier.wire import GRACE_S
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOLUTIONS = os.path.join(ROOT, "labs", "exercises", "solutions")

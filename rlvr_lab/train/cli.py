@@ -109,12 +109,11 @@ def config_from_args(args: argparse.Namespace, preset: str) -> TrainConfig:
 
 def run(args) -> int:
     """Build the config from the arguments, train, print the report; returns the exit code."""
-    import torch
-
+    from rlvr_lab.lab_setup import default_preset
     from rlvr_lab.train import train
     from rlvr_lab.train.report import format_report
 
-    preset = args.preset or ("gpu" if torch.cuda.is_available() else "cpu")
+    preset = args.preset or default_preset()
     config = config_from_args(args, preset)
     result = train(config)
     print(format_report(result, config))

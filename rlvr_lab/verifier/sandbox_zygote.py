@@ -51,12 +51,13 @@ def load_server(path, name="sandbox_server"):
 
 def load_confine(config):
     # next to this file, not to the server: a caller may run another server module (the grader's executor)
-    return load_server(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_confine.py"))
+    return load_server(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_confine.py"),
+                       "sandbox_confine")
 
 
 def load_clock():
     """:mod:`sandbox_clock`, loaded by path like the confinement module (this script imports no package)."""
-    return load_server(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_clock.py"))
+    return load_server(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_clock.py"), "sandbox_clock")
 
 
 #: :mod:`sandbox_setup` (namespaces, mounts, limits, a sandbox's init and server), loaded by path like the
@@ -67,12 +68,12 @@ setup = load_server(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sa
 class Zygote:
     """The control loop: spawn sandboxes, enforce deadlines, kill and report."""
 
-    def __init__(self, ctl, server_module, config=None, confine=None, clock=None, meter=None):
+    def __init__(self, ctl, server_module, config, confine, clock, meter):
         self.ctl = ctl
-        self.clock = clock or load_clock()
-        self.meter = meter or self.clock.ContentionMeter()
+        self.clock = clock
+        self.meter = meter
         self.server = server_module
-        self.config = config or {}
+        self.config = config
         self.mode = self.config.get("mode", "root")
         self.confine = confine
         self.root = self.config.get("ws_dir") if self.mode == "process" else setup.SANDBOX_ROOT
@@ -102,7 +103,7 @@ class Zygote:
                      self.confine, scratch)
         os.close(status_w)
         clock = self.clock.TrialClock(float(limits["wall_s"]), self.meter)
-        self.sessions[pid] = {"status_r": status_r, "clock": clock, "deadline": clock.deadline(), "record": None,
+        self.sessions[pid] = {"status_r": status_r, "clock": clock, "deadline": clock.start + clock.wall_s, "record": None,
                               "buffer": b"", "reaped": False, "ours": False}
         self.ctl.send(json.dumps({"ok": True, "pid": pid}).encode())
 
