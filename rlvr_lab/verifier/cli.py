@@ -88,7 +88,8 @@ def format_verdict(verdict) -> str:
     lines = [f"verdict: {p(verdict.outcome)}",
              f"candidate: sha256:{p(verdict.candidate_digest)}",
              f"fixture: {p(verdict.fixture)} ({p(verdict.fixture_version)}), checker {p(verdict.checker_version)}",
-             f"backend: {p(verdict.backend)}   attempts: {verdict.attempts}",
+             f"backend: {p(verdict.backend)}   attempts: {verdict.attempts}   "
+             f"hidden tests run by: {p(getattr(verdict, 'test_runner', '') or 'n/a')}",
              f"isolation: {p(', '.join(verdict.isolation) or 'none recorded')}",
              f"stop reason: {p(verdict.stop_reason)}"]
     for i, trial in enumerate(verdict.trials, 1):

@@ -78,7 +78,7 @@ class VerifierPool(PoolFront):
     """N verifier slots, a bounded FIFO queue with backpressure, a futures API (module docstring)."""
 
     def __init__(self, workers: int = 2, backend: str = "local", max_queue: int = 64, retries: int = 1,
-                 seed: int | None = None):
+                 seed: int | None = None, test_runner: str = "auto"):
         if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 64:
             raise ValueError(f"workers must be an integer in [1, 64], got {workers!r}")
         if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue < 1:
@@ -94,7 +94,7 @@ class VerifierPool(PoolFront):
 
         def start(i: int) -> None:
             try:
-                self.verifiers[i] = Verifier(backend=backend, retries=retries,
+                self.verifiers[i] = Verifier(backend=backend, retries=retries, test_runner=test_runner,
                                              seed=None if seed is None else seed + 1_000_003 * i)
             except BaseException as exc:  # reported below, after every slot had its chance
                 errors.append(exc)

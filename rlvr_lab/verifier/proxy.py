@@ -21,13 +21,15 @@ from typing import Any
 
 from rlvr_lab.verifier.backend import Channel
 from rlvr_lab.verifier import wire
-from rlvr_lab.verifier.proxy_values import CandidateError, SandboxGone, decode, encode, safe_exception
+from rlvr_lab.verifier.proxy_values import CandidateError, RemoteObject, SandboxGone, decode, encode, safe_exception
 from rlvr_lab.verifier.sandbox_server import MAX_FRAME, MAX_MESSAGE
 
 #: Bytes of replies one trial may send the trusted runner; past it the channel is closed (the tests fail).
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 #: Most names a ``from module import *`` of a candidate module may bind.
 MAX_STAR_NAMES = 10_000
+#: Types of module attributes a second read may take from the first (nothing a test can change).
+_IMMUTABLE = (type(None), bool, int, float, str, bytes)
 
 
 class ProxyClient:
@@ -43,6 +45,7 @@ class ProxyClient:
         self._broken: str | None = None
         self._reply_budget = MAX_REPLY_BYTES  # bytes the sandbox may still send (bounds decode work)
         self.star_cache: dict[str, frozenset[str]] = {}  # module -> names its star import binds
+        self._module_reads: dict[tuple, Any] = {}  # (op, module, name) -> value, until the next other request
 
     # -- transport -------------------------------------------------------------------------------
     def _read_exact(self, size: int) -> bytes:
@@ -101,6 +104,8 @@ class ProxyClient:
                     self._read_one()
             except BaseException as exc:  # EOF, malformed frame, OSError: all end the channel
                 self._break(f"{type(exc).__name__}: {exc}"[:MAX_MESSAGE])
+                if not isinstance(exc, Exception):
+                    raise  # the runner's watchdog or an interrupt: not the sandbox's answer
             finally:
                 with self._state_lock:
                     self._reading = False
@@ -110,6 +115,25 @@ class ProxyClient:
 
     def request(self, message: dict) -> Any:
         """Send one request and wait for its reply; returns the decoded value or raises."""
+        self._module_reads.clear()  # anything but a read of a module may change what a module holds
+        return self._request(message)
+
+    def _read_module(self, op: str, module: str, name: str = "") -> Any:
+        """A read of a candidate module (an attribute, or its star-import names), remembered until the
+        next request of any other kind. ``from m import a, b`` and a star import ask for each name twice
+        (Python's import machinery checks ``hasattr`` first); the second read costs no round trip."""
+        key = (op, module, name)
+        if key in self._module_reads:
+            return self._module_reads[key]
+        message = {"op": op, "target": {"m": module}}
+        if op == "getattr":
+            message["name"] = name
+        value = self._request(message)
+        if op == "names" or type(value) in _IMMUTABLE or isinstance(value, RemoteObject):
+            self._module_reads[key] = value  # never a list or dict a test could change between two reads
+        return value
+
+    def _request(self, message: dict) -> Any:
         with self._state_lock:
             if self._broken is not None:
                 raise SandboxGone(f"sandbox unavailable: {self._broken}")
@@ -144,6 +168,8 @@ class ProxyClient:
         self.request({"op": "init", "seed": int(seed)})
 
     def getattr(self, target: dict, name: str) -> Any:
+        if set(target) == {"m"}:
+            return self._read_module("getattr", target["m"], name)
         return self.request({"op": "getattr", "target": target, "name": name})
 
     def names(self, target: dict) -> list[str]:
@@ -152,7 +178,8 @@ class ProxyClient:
         Names of builtins (``abs``, ``len``, ``isinstance``, ...) and dunder names are dropped: a hidden
         test's ``abs(candidate(x) - y) < 1e-6`` must use the real ``abs``, not one the candidate exports.
         """
-        names = self.request({"op": "names", "target": target})
+        names = self._read_module("names", target["m"]) if set(target) == {"m"} else \
+            self.request({"op": "names", "target": target})
         if type(names) is not list or len(names) > MAX_STAR_NAMES or not all(
                 type(n) is str and n.isidentifier() for n in names):
             raise CandidateError(f"the module's public names are not a list of at most {MAX_STAR_NAMES} identifiers")

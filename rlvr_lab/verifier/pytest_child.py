@@ -29,6 +29,44 @@ from rlvr_lab.verifier.proxy_values import CandidateError
 from rlvr_lab.verifier.trials import secret_seed
 
 
+#: pytest plugins the trusted runner does not load: caches and reports it never reads, and per-test
+#: machinery (log capture, warning capture) that costs time on every trial. Hidden tests may use
+#: ``pytest.raises``/``pytest.warns``, markers, parametrize, ``tmp_path`` and ``monkeypatch``.
+DISABLED_PLUGINS = ("cacheprovider", "terminal", "logging", "warnings", "stepwise", "legacypath", "setuponly",
+                    "setupplan", "unraisableexception", "threadexception", "faulthandler", "pastebin",
+                    "junitxml", "doctest", "nose", "recwarn", "capture", "debugging", "subtests")
+#: Traceback style of failure reports: the verdict needs only the failing test and its exception line.
+TB_STYLE = "line"
+
+
+def prepare_session(plugin: Any, runner_dir: Path, tests_root: Path) -> tuple[Any, Any]:
+    """pytest imported, configured and its session started, once per runner: (config, session).
+
+    ``--rootdir`` and ``-c`` point at the runner-owned ``runner_dir``, ``--confcutdir`` stops conftest
+    discovery at ``tests_root``, and :data:`DISABLED_PLUGINS` are off; ``plugin`` (the runner's
+    :class:`~rlvr_lab.verifier.judging.RecordPlugin`) records every report. Every trial forks from the
+    process this ran in, so the objects are frozen for the garbage collector afterwards.
+    """
+    import pytest  # noqa: F401
+    from _pytest.config import _prepareconfig
+    from _pytest.main import Session
+
+    args = [str(tests_root), "-c", str(runner_dir / "pytest.ini"), "--rootdir", str(runner_dir),
+            "--confcutdir", str(tests_root)]
+    for name in DISABLED_PLUGINS:
+        args += ["-p", f"no:{name}"]
+    config = _prepareconfig(args, plugins=[plugin])
+    config.option.tbstyle = TB_STYLE
+    # Configure and start the session once; each trial's fork only collects and runs.
+    config._do_configure()
+    session = Session.from_config(config)
+    session.exitstatus = 0
+    config.hook.pytest_sessionstart(session=session)
+    gc.collect()
+    gc.freeze()  # fewer copy-on-write faults in every forked trial
+    return config, session
+
+
 def run_session(config: Any, session: Any, precollected: bool, seed: int) -> int:
     """Run the hidden tests on a session started before the fork; pytest's exit code.
 
@@ -80,27 +118,58 @@ def child_setup() -> None:
     os.dup2(devnull, 2)
 
 
-def child_run(runner: Any, channel: Any, test_dir: Path, seed: int, precollected: bool,
-               result_w: int) -> None:
+def drop_modules(names: frozenset[str]) -> None:
+    """Forget every cached module under the top-level ``names`` (candidate modules of an earlier fixture)."""
+    for name in list(sys.modules):
+        if name.split(".")[0] in names:
+            del sys.modules[name]
+
+
+def run_job(runner: Any, job: dict) -> dict:
+    """Run one trial's hidden tests as ``job`` says (the proxy is bound); the record for the judge.
+
+    ``mode``: ``direct`` (plain tests, :func:`rlvr_lab.verifier.direct.run_tests`), ``precollected``
+    (the runner collected the items before the fork) or ``collect`` (pytest collects here).
+    """
+    test_dir, seed = Path(job["test_dir"]), int(job["seed"])
+    prefix = test_dir.relative_to(runner.runner_dir).as_posix() + "/"
+    if job["mode"] == "direct":
+        from rlvr_lab.verifier.direct import run_tests
+
+        modules = frozenset(job["modules"])
+        drop_modules(runner.finder.modules | modules)
+        runner.finder.modules = modules
+        files = {rel: (test_dir / rel).read_text(encoding="utf-8") for rel in job["files"]}
+        return run_tests(files, str(test_dir), prefix, seed)
+    runner.plugin.seed = seed
+    runner.config.args = [str(test_dir)]
+    exit_code = run_session(runner.config, runner.session, job["mode"] == "precollected", seed)
+    plugin = runner.plugin
+    return {"exit": int(exit_code), "reports": plugin.reports, "collect_errors": plugin.collect_errors}
+
+
+def bind_and_run(runner: Any, channel: Any, job: dict) -> dict:
+    """Seed the hidden tests' ``random`` from the runner's secret, bind the proxy to this trial's sandbox
+    (whose own seed is derived the same way) and run the job; the record for the judge."""
+    seed = int(job["seed"])
+    random.seed(secret_seed(runner.secret, seed, "tests"))
+    client = ProxyClient(channel)
+    try:
+        client.init(secret_seed(runner.secret, seed, "sandbox"))
+    except CandidateError:
+        pass  # the tests will meet the dead sandbox and fail; the runner reads the sandbox's record
+    runner.binding.client = client
+    return run_job(runner, job)
+
+
+def child_run(runner: Any, channel: Any, job: dict, result_w: int) -> None:
     """In a forked pytest process: run the hidden tests against the proxy; never returns.
 
     ``runner``: the :class:`~rlvr_lab.verifier.runner.SlotRunner` it was forked from (its secret, pytest
-    config, started session, recording plugin and proxy binding)."""
+    config, started session, recording plugin and proxy binding); ``job``: see :func:`run_job`."""
     code = 0
     try:
-        random.seed(secret_seed(runner.secret, seed, "tests"))
-        client = ProxyClient(channel)
-        try:
-            client.init(secret_seed(runner.secret, seed, "sandbox"))
-        except CandidateError:
-            pass  # the tests will meet the dead sandbox and fail; the runner reads the sandbox's record
-        runner.binding.client = client
-        runner.plugin.seed = seed
-        runner.config.args = [str(test_dir)]
-        exit_code = run_session(runner.config, runner.session, precollected, seed)
-        plugin = runner.plugin
-        record = {"exit": int(exit_code), "reports": plugin.reports, "collect_errors": plugin.collect_errors}
-        data = json.dumps(record).encode()
+        data = json.dumps(bind_and_run(runner, channel, job)).encode()
         view = memoryview(data)
         while view:
             view = view[os.write(result_w, view):]
@@ -109,9 +178,42 @@ def child_run(runner: Any, channel: Any, test_dir: Path, seed: int, precollected
     os._exit(code)
 
 
+def run_here(runner: Any, channel: Any, job: dict, deadline: float) -> tuple[bytes, str]:
+    """Run a ``direct`` job of pure plain tests in the runner process itself (no fork; see
+    :func:`rlvr_lab.verifier.direct.inprocess_refusal`); returns (record as JSON, problem) like
+    :func:`collect_report`. A watchdog (``SIGALRM``) ends the tests at ``deadline`` (``perf_counter``
+    time): "runner overran its deadline". The runner's proxy state is restored afterwards."""
+    from rlvr_lab.verifier.direct import RunnerOverrun
+
+    armed = [True]
+
+    def overrun(signum: int, frame: Any) -> None:
+        if armed[0]:
+            raise RunnerOverrun()
+
+    finder, binding = runner.finder, runner.binding
+    saved = (finder.modules, binding.client, binding.star_names, random.getstate())
+    kept = {name: sys.modules.pop(name) for name in list(sys.modules) if name.split(".")[0] in finder.modules}
+    previous = signal.signal(signal.SIGALRM, overrun)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, max(deadline - time.perf_counter(), 0.001))
+        binding.star_names = None
+        return json.dumps(bind_and_run(runner, channel, job)).encode(), ""
+    except RunnerOverrun:
+        return b"", "runner overran its deadline"
+    finally:
+        armed[0] = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        drop_modules(finder.modules | frozenset(job["modules"]))
+        finder.modules, binding.client, binding.star_names, state = saved
+        random.setstate(state)
+        sys.modules.update(kept)
+
+
 def standby_child(runner: Any, control: socket.socket) -> None:
-    """A pytest process forked ahead of time: waits for one job (seed, test directory, the channel and
-    the result pipe as descriptors), runs it, exits. Never returns."""
+    """A pytest process forked ahead of time: waits for one job (a JSON :func:`run_job` job, with the
+    channel and the result pipe as descriptors), runs it, exits. Never returns."""
     try:
         child_setup()
         message, fds, _, _ = socket.recv_fds(control, 65536, 2)
@@ -121,15 +223,15 @@ def standby_child(runner: Any, control: socket.socket) -> None:
         channel = SocketChannel(socket.socket(fileno=fds[0]))
     except BaseException:
         os._exit(1)
-    child_run(runner, channel, Path(job["test_dir"]), int(job["seed"]), bool(job["precollected"]), fds[1])
+    child_run(runner, channel, job, fds[1])
 
 
-def fork_child(runner: Any, channel: Any, test_dir: Path, seed: int, precollected: bool, result_w: int) -> int:
+def fork_child(runner: Any, channel: Any, job: dict, result_w: int) -> int:
     """Fork a pytest process for one trial now (for a channel that cannot be passed as a descriptor); its pid."""
     pid = os.fork()
     if pid == 0:
         child_setup()
-        child_run(runner, channel, test_dir, seed, precollected, result_w)
+        child_run(runner, channel, job, result_w)
     return pid
 
 
@@ -154,12 +256,10 @@ def drop_standby(pid: int, control: socket.socket) -> None:
     os.waitpid(pid, 0)
 
 
-def send_job(control: socket.socket, channel: SocketChannel, test_dir: Path, seed: int, precollected: bool,
-             result_w: int) -> None:
+def send_job(control: socket.socket, channel: SocketChannel, job: dict, result_w: int) -> None:
     """Hand one trial to a standby pytest process: the job, the channel and the result pipe's write end."""
-    job = json.dumps({"test_dir": str(test_dir), "seed": seed, "precollected": precollected}).encode()
     try:
-        socket.send_fds(control, [job], [channel.fileno(), result_w])
+        socket.send_fds(control, [json.dumps(job).encode()], [channel.fileno(), result_w])
     except OSError:
         pass  # the standby died: the runner reports a missing report (pending)
     finally:

@@ -1,43 +1,50 @@
-"""The trusted runner: hidden tests in a trusted pytest, the candidate behind the proxy (section 17.7).
+"""The trusted runner: hidden tests in the trusted process, the candidate behind the proxy (section 17.7).
 
 One runner process serves one verifier slot (``python -m rlvr_lab.verifier.runner``, started by
-:class:`rlvr_lab.verifier.Verifier` with a scrubbed environment). It keeps pytest imported and a pytest
-``Config`` prepared once, with everything the candidate could otherwise steer fixed by the runner:
-``--rootdir`` and ``-c`` point at a runner-owned directory (mode 0700, hidden from every sandbox),
-``--confcutdir`` stops conftest discovery at the hidden tests' own directory, plugin autoloading is off,
-``-p no:cacheprovider``, and ``PYTEST_ADDOPTS``/``PYTEST_PLUGINS`` are removed. The candidate's tree is
-never a pytest argument, never on ``sys.path`` and never imported here.
+:class:`rlvr_lab.verifier.Verifier` with a scrubbed environment). The candidate's tree is never on
+``sys.path`` and never imported here; its code runs only in the sandbox, reached through the proxy.
 
 For each verification the runner admits the candidate (:mod:`~rlvr_lab.verifier.workspace`), writes
 base + change into a fresh graded copy under the backend's ``workspace_root``, and runs up to K trials
-(:mod:`~rlvr_lab.verifier.trials`). A trial launches a fresh sandbox, forks a pytest child from the
-prepared process (so pytest's start-up is paid once per slot, not per trial;
-:mod:`~rlvr_lab.verifier.pytest_child`), installs the proxy for ``fixture.modules``, shuffles the test
-items with the trial's seed, runs the session, and sends the reports back over a pipe. The runner then
-kills the sandbox and decides the trial (:mod:`~rlvr_lab.verifier.judging`):
+(:mod:`~rlvr_lab.verifier.trials`). A trial launches a fresh sandbox, binds the proxy for
+``fixture.modules`` to it, runs the hidden tests in the trial's seeded order, and judges the record
+(:mod:`~rlvr_lab.verifier.judging`). How the hidden tests run is decided once per fixture:
 
-* the sandbox ended from outside, or the pytest child died, hung or produced no report -> ``pending``;
+* **direct** (:mod:`~rlvr_lab.verifier.direct`): plain ``def test_*():`` functions are compiled and
+  called without pytest's collection and per-test protocol. Pure ones (stateless standard-library
+  imports only) run in this process under a watchdog; others in a forked child.
+* **pytest**: everything else. pytest is imported and its session started on the first such fixture,
+  with everything the candidate could otherwise steer fixed by the runner (``--rootdir``/``-c`` in a
+  runner-owned directory hidden from every sandbox, ``--confcutdir``, no plugin autoloading, no cache;
+  ``PYTEST_ADDOPTS``/``PYTEST_PLUGINS`` removed; :func:`~.pytest_child.prepare_session`). The runner
+  collects the fixture once and each trial forks a child from the prepared process
+  (:mod:`~rlvr_lab.verifier.pytest_child`; forked ahead of time, so the fork is off the trial's path).
+
+The runner then kills the sandbox and decides the trial:
+
+* the sandbox ended from outside, or the test process died, hung or produced no report -> ``pending``;
 * the candidate timed out, broke the output cap or another limit, or its process ended -> ``fail``;
-* otherwise ``pass`` only if pytest exited 0, nothing failed or was skipped, nothing failed to collect,
-  and every test function found in the hidden files (by a trusted ``ast`` scan) passed.
+* otherwise ``pass`` only if the tests exited cleanly, nothing failed or was skipped, nothing failed to
+  collect, and every test function found in the hidden files (by a trusted ``ast`` scan) passed.
 """
 
 from __future__ import annotations
 
 import collections
-import gc
 import hashlib
 import json
 import os
 import socket
 import sys
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rlvr_lab.verifier.backend import SandboxBackend, SandboxFault, SandboxUnavailable, SocketChannel
 from rlvr_lab.verifier.backends import make_backend
+from rlvr_lab.verifier.direct import direct_refusal, inprocess_refusal
 from rlvr_lab.verifier.judging import DETAIL_CHARS, RecordPlugin, expected_tests, judge
 from rlvr_lab.verifier.schema import Candidate, Fixture, TrialResult
 from rlvr_lab.verifier import proxy_import
@@ -51,16 +58,23 @@ from rlvr_lab.verifier.wire import RunnerFailed, RunnerReady, VerifyReply, Verif
 SCRUBBED_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME",
                 "PYTHONUSERBASE", "PYTHONINSPECT", "PYTHONBREAKPOINT", "PYTEST_CURRENT_TEST",
                 "PYTEST_DEBUG", "PY_COLORS", "PYTHONWARNINGS")
-#: pytest plugins the trusted runner does not load: caches and reports it never reads, and per-test
-#: machinery (log capture, warning capture) that costs time on every trial. Hidden tests may use
-#: ``pytest.raises``/``pytest.warns``, markers, parametrize, ``tmp_path`` and ``monkeypatch``.
-DISABLED_PLUGINS = ("cacheprovider", "terminal", "logging", "warnings", "stepwise", "legacypath", "setuponly",
-                    "setupplan", "unraisableexception", "threadexception", "faulthandler", "pastebin",
-                    "junitxml", "doctest", "nose", "recwarn", "capture", "debugging", "subtests")
-#: Traceback style of failure reports: the verdict needs only the failing test and its exception line.
-TB_STYLE = "line"
 #: How many prepared hidden-test directories a runner keeps.
 FIXTURE_CACHE = 64
+
+
+class FixtureEntry(NamedTuple):
+    """A fixture's hidden tests as the runner keeps them."""
+
+    directory: Path
+    """Runner-owned directory holding the hidden test files (content-addressed)."""
+    expected: frozenset[str]
+    """Test ids a trusted ``ast`` scan finds (:func:`~rlvr_lab.verifier.judging.expected_tests`)."""
+    plain: tuple[str, ...]
+    """The hidden files when they are plain tests (:mod:`~rlvr_lab.verifier.direct`), else empty."""
+    refusal: str
+    """Why the direct path does not apply ('' when it does)."""
+    here: bool
+    """Plain tests that the runner may run in its own process, without a fork (pure imports only)."""
 
 
 class SlotRunner:
@@ -83,25 +97,9 @@ class SlotRunner:
             os.environ.pop(name, None)
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         sys.dont_write_bytecode = True
-        import pytest  # noqa: F401  (imported once here; every trial forks from this process)
-        from _pytest.config import _prepareconfig
-
         self.plugin = RecordPlugin()
-        args = [str(self.tests_root), "-c", str(ini), "--rootdir", str(self.runner_dir), "--confcutdir",
-                str(self.tests_root)]
-        for plugin in DISABLED_PLUGINS:
-            args += ["-p", f"no:{plugin}"]
-        self.config = _prepareconfig(args, plugins=[self.plugin])
-        self.config.option.tbstyle = TB_STYLE
-        # Configure and start the session once; each trial's fork only collects and runs.
-        from _pytest.main import Session
-
-        self.config._do_configure()
-        self.session = Session.from_config(self.config)
-        self.session.exitstatus = 0
-        self.config.hook.pytest_sessionstart(session=self.session)
-        gc.collect()
-        gc.freeze()  # fewer copy-on-write faults in every forked trial
+        self.config: Any = None  # pytest's Config and Session, prepared on the first fixture that needs them
+        self.session: Any = None
         self.binding = proxy_import.Binding()
         self.finder = proxy_import.install((), self.binding)
         self._collected: str | None = None  # hidden-test directory whose items the session holds
@@ -109,10 +107,18 @@ class SlotRunner:
         self._state = 0  # bumped whenever the session's collected items or the proxied modules change
         self._standby: tuple[int, socket.socket, int] | None = None  # (pid, control, state it was forked in)
         self._test_modules: set[str] = set()
-        self.fixtures: collections.OrderedDict[str, tuple[Path, frozenset[str]]] = collections.OrderedDict()
+        self.fixtures: collections.OrderedDict[str, FixtureEntry] = collections.OrderedDict()
         self._star_names: dict[str, tuple[str, ...] | None] = {}  # test dir -> names a star import binds
         self.counter = 0
         self.last_child_pid: int | None = None
+        self._last_here = False  # the last trial ran in this process (no standby needed)
+
+    def _prepare_pytest(self) -> None:
+        """Import pytest and start its session once, for the first fixture whose tests need pytest (a
+        runner that only ever meets plain tests never pays for it, and forks from a smaller process)."""
+        if self.session is None:
+            self.config, self.session = pytest_child.prepare_session(self.plugin, self.runner_dir, self.tests_root)
+            self._state += 1
 
     def _empty_workspace_root(self) -> None:
         """Remove every graded copy left under the backend's workspace root (e.g. by a runner that died)."""
@@ -122,7 +128,7 @@ class SlotRunner:
                 workspace.remove(root / entry)
 
     # -- hidden tests ------------------------------------------------------------------------------
-    def _fixture_dir(self, fixture: Fixture) -> tuple[Path, frozenset[str]]:
+    def _fixture_dir(self, fixture: Fixture) -> FixtureEntry:
         blob = json.dumps([sorted(fixture.hidden_tests.items()), list(fixture.modules)]).encode()
         key = hashlib.sha256(blob).hexdigest()[:20]
         if key in self.fixtures:
@@ -141,15 +147,18 @@ class SlotRunner:
                 target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8")
             os.rename(tmp, directory)
-        entry = (directory, expected_tests(fixture.hidden_tests))
+        refusal = direct_refusal(fixture.hidden_tests)
+        here = not refusal and not inprocess_refusal(fixture.hidden_tests, tuple(fixture.modules))
+        entry = FixtureEntry(directory, expected_tests(fixture.hidden_tests),
+                             () if refusal else tuple(sorted(fixture.hidden_tests)), refusal, here)
         sources = [text for rel, text in fixture.hidden_tests.items() if rel.endswith(".py")]
         star = proxy_import.star_imports(sources, tuple(fixture.modules))
         self._star_names[str(directory)] = proxy_import.free_names(sources) if star else None
         self.fixtures[key] = entry
         while len(self.fixtures) > FIXTURE_CACHE:
-            old, (old_dir, _) = self.fixtures.popitem(last=False)
-            self._star_names.pop(str(old_dir), None)
-            workspace.remove(old_dir)
+            old, old_entry = self.fixtures.popitem(last=False)
+            self._star_names.pop(str(old_entry.directory), None)
+            workspace.remove(old_entry.directory)
         return entry
 
     def _precollect(self, test_dir: Path, modules: tuple[str, ...]) -> bool:
@@ -162,6 +171,7 @@ class SlotRunner:
             return True
         if self._uncollectable == str(test_dir):
             return False
+        self._prepare_pytest()
         self._drop_collection(modules)
         self.plugin.active_dir = os.path.abspath(test_dir)
         before = set(sys.modules)
@@ -194,6 +204,8 @@ class SlotRunner:
         self._collected = None
         self._state += 1
         session = self.session
+        if session is None:
+            return
         session.items = []
         session.testsfailed = 0
         session.testscollected = 0
@@ -213,41 +225,61 @@ class SlotRunner:
             pytest_child.drop_standby(pid, control)
 
     def prepare_idle(self) -> None:
-        """Between verifications: have a standby pytest process ready for the current fixture."""
-        if self._standby is None or self._standby[2] != self._state:
+        """Between verifications: have a standby pytest process ready (for the fixture pytest collected
+        last, if any: a direct-path job takes any standby), unless the last trial needed no process."""
+        if self._last_here:
+            return
+        if self._standby is None or (self._collected is not None and self._standby[2] != self._state):
             self._fork_standby()
 
-    def _start_child(self, session: Any, test_dir: Path, seed: int, precollected: bool, result_w: int) -> int:
-        """Hand the trial to the standby pytest process (fork one if it is missing or stale); its pid."""
+    def _start_child(self, session: Any, job: dict, result_w: int) -> int:
+        """Hand the trial's ``job`` to the standby pytest process (fork one if it is missing, or stale for a
+        pytest job); the child's pid."""
         if not isinstance(session.channel, SocketChannel):  # cannot be passed as a descriptor: fork now
-            return pytest_child.fork_child(self, session.channel, test_dir, seed, precollected, result_w)
-        if self._standby is None or self._standby[2] != self._state:
+            return pytest_child.fork_child(self, session.channel, job, result_w)
+        if self._standby is None or (job["mode"] != "direct" and self._standby[2] != self._state):
             self._fork_standby()
         pid, control, _ = self._standby
         self._standby = None
-        pytest_child.send_job(control, session.channel, test_dir, seed, precollected, result_w)
+        pytest_child.send_job(control, session.channel, job, result_w)
         return pid
 
-    def run_trial(self, graded: Path, fixture: Fixture, test_dir: Path, expected: frozenset[str],
-                  seed: int) -> TrialResult:
-        precollected = self._precollect(test_dir, tuple(fixture.modules))
+    def _job(self, fixture: Fixture, entry: FixtureEntry, seed: int, direct: bool) -> dict:
+        """What the trial's pytest child runs: plain tests directly, or pytest on the collected items."""
+        job = {"test_dir": str(entry.directory), "seed": seed, "modules": list(fixture.modules)}
+        if direct and entry.plain:
+            if "pytest" in sys.modules or any("pytest" in fixture.hidden_tests[rel] for rel in entry.plain):
+                import pytest  # noqa: F401  (pytest.raises and friends, imported before the fork)
+            here = entry.here and threading.current_thread() is threading.main_thread()  # SIGALRM watchdog
+            return {**job, "mode": "direct", "files": list(entry.plain), "here": here}
+        precollected = self._precollect(entry.directory, tuple(fixture.modules))
+        return {**job, "mode": "precollected" if precollected else "collect"}
+
+    def run_trial(self, graded: Path, fixture: Fixture, entry: FixtureEntry, seed: int,
+                  direct: bool = True) -> TrialResult:
+        job = self._job(fixture, entry, seed, direct)
+        self._last_here = bool(job.get("here"))
         start = time.perf_counter()
         limits = fixture.limits
         try:
             session = self.backend.launch(graded, limits, seed)
         except SandboxFault as exc:
             return TrialResult("pending", time.perf_counter() - start, seed, "sandbox did not start", str(exc)[:DETAIL_CHARS])
-        result_r, result_w = os.pipe()
-        try:
-            pid = self._start_child(session, test_dir, seed, precollected, result_w)
-        except OSError as exc:
-            os.close(result_r)
+        deadline = start + wire.trial_budget_s(limits.wall_s)
+        if job.get("here"):
+            data, runner_problem = pytest_child.run_here(self, session.channel, job, deadline)
+        else:
+            result_r, result_w = os.pipe()
+            try:
+                pid = self._start_child(session, job, result_w)
+            except OSError as exc:
+                os.close(result_r)
+                os.close(result_w)
+                session.kill()
+                return TrialResult("pending", time.perf_counter() - start, seed, "runner could not fork", str(exc))
+            self.last_child_pid = pid
             os.close(result_w)
-            session.kill()
-            return TrialResult("pending", time.perf_counter() - start, seed, "runner could not fork", str(exc))
-        self.last_child_pid = pid
-        os.close(result_w)
-        data, runner_problem = pytest_child.collect_report(pid, result_r, start + wire.trial_budget_s(limits.wall_s))
+            data, runner_problem = pytest_child.collect_report(pid, result_r, deadline)
         # A closed channel means the candidate's server ended by itself: let its own exit record arrive.
         exit_record = session.kill(grace_s=0.5 if session.channel.peer_closed() else 0.0)
         session.channel.close()
@@ -264,30 +296,34 @@ class SlotRunner:
             record = json.loads(data.decode())
         except ValueError:
             return TrialResult("pending", duration, seed, "runner report unreadable", "")
-        prefix = test_dir.relative_to(self.runner_dir).as_posix() + "/"
-        ok, reason, detail = judge(record, expected, prefix)
+        prefix = entry.directory.relative_to(self.runner_dir).as_posix() + "/"
+        ok, reason, detail = judge(record, entry.expected, prefix)
         return TrialResult("pass" if ok else "fail", duration, seed, reason, detail)
 
     # -- one verification --------------------------------------------------------------------------
-    def verify(self, fixture: Fixture, candidate: Candidate, k: int, base_seed: int) -> VerifyReply:
-        """Admission, graded copy, up to ``k`` trials; the runner's :class:`~.wire.VerifyReply`."""
+    def verify(self, fixture: Fixture, candidate: Candidate, k: int, base_seed: int,
+               direct: bool = True) -> VerifyReply:
+        """Admission, graded copy, up to ``k`` trials; the runner's :class:`~.wire.VerifyReply`.
+
+        ``direct``: run plain hidden tests without pytest's machinery (:mod:`~rlvr_lab.verifier.direct`);
+        False sends every fixture through pytest."""
         problem = workspace.admission_error(candidate, fixture)
         if problem:
             return VerifyReply("fail", (), f"admission: {problem}")
         problem = workspace.compile_error(candidate, fixture)
         if problem:  # deterministic: every trial would fail at the tests' import of this module
             return VerifyReply("fail", (), f"does not compile: {problem}")
-        test_dir, expected = self._fixture_dir(fixture)
+        entry = self._fixture_dir(fixture)
         self.counter += 1
         graded = Path(self.backend.workspace_root) / f"c{os.getpid()}-{self.counter}"
         workspace.remove(graded)
         try:
             workspace.apply(fixture, candidate, graded)
             outcome, results, stop = trials_mod.all_pass(
-                lambda index, seed: self.run_trial(graded, fixture, test_dir, expected, seed), k, base_seed)
+                lambda index, seed: self.run_trial(graded, fixture, entry, seed, direct), k, base_seed)
         finally:  # also after an error: the next candidate in this slot must find nothing of this one
             workspace.remove(graded)
-        return VerifyReply(outcome, tuple(results), stop)
+        return VerifyReply(outcome, tuple(results), stop, test_runner="direct" if direct and entry.plain else "pytest")
 
     def close(self) -> None:
         self._drop_standby()
@@ -323,7 +359,8 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 if not isinstance(request, VerifyRequest):
                     raise TypeError(f"expected a VerifyRequest, got {type(request).__name__}")
-                reply = replace(runner.verify(request.fixture, request.candidate, request.k, request.seed),
+                reply = replace(runner.verify(request.fixture, request.candidate, request.k, request.seed,
+                                              request.direct),
                                 backend=runner.backend.name, runner_child=runner.last_child_pid)
             except Exception as exc:
                 kind = ("unavailable" if isinstance(exc, SandboxUnavailable) else

@@ -5,7 +5,9 @@
 has already entered private mount, network (empty: no interfaces up), IPC and UTS namespaces and hidden
 the runner's directories, so launching a sandbox costs a couple of forks: a new PID namespace whose init
 mounts a fresh ``/proc`` and private tmpfs scratch, then the candidate's server under the slot's uid
-(``60000 + n``, held with a lock file so two verifiers never share one) with rlimits applied.
+(``60000 + n``, held with a lock file so two verifiers never share one) with rlimits applied. The zygote
+does those forks for the next trial while the current one runs, so a launch only mounts the graded
+copy and hands over the channel.
 
 Without root the same zygote runs inside an unprivileged user namespace (backend name ``local-userns``,
 see :mod:`rlvr_lab.verifier.sandbox_confine`): the same namespaces, mounts, rlimits, deadline and output

@@ -1,25 +1,23 @@
-"""Building one sandbox: namespaces, mounts, limits, its init and the candidate's process (section 17.7;
-stdlib only, loaded by :mod:`sandbox_zygote` by path).
+"""Building one sandbox: namespaces, mounts, limits and the candidate's process (section 17.7; stdlib
+only, loaded by :mod:`sandbox_zygote` by path).
 
 The zygote calls :func:`setup_namespaces` once: private mount, network, IPC and UTS namespaces, every
 directory that holds the runner, the hidden tests or the repository hidden behind an empty read-only
-tmpfs, and the slot's workspace root shown read-only at :data:`SANDBOX_ROOT`. For each trial it forks
-:func:`run_init`, PID 1 of a new PID namespace (still root): it unshares a private mount namespace and a
-fresh IPC namespace (SysV shared memory capped at the memory limit, no segment, queue or semaphore of
-another trial), hides every other graded copy, mounts a fresh ``/proc`` (so only the sandbox's own
-processes are visible) and fresh small tmpfs mounts on ``/tmp``, ``/var/tmp`` and ``/dev/shm``, then
-forks the candidate's server (:func:`run_server`): descriptors closed, stdout+stderr into a capped pipe
-(:func:`supervise`), rlimits applied (CPU, address space, processes, file size, open files, no core),
-groups dropped, ``setgid``/``setuid`` to the slot's unprivileged uid, a new session keyring with the
-uid's own keyrings emptied, no-new-privileges, ``cwd`` = the read-only graded copy, and
-``sandbox_server.serve`` on the channel's descriptor. Init reports the server's end to the zygote as an
-exit record ``{"kind", "exit_code", "signal", "detail", "output"}``.
+tmpfs, and the slot's workspace root shown read-only at :data:`SANDBOX_ROOT`. Each trial's init (PID 1
+of a new PID namespace, still root; :mod:`sandbox_init`) enters a private mount namespace and a fresh
+IPC namespace (:func:`fresh_namespaces`), then builds the trial's view (:func:`trial_view`): SysV shared
+memory capped at the memory limit, no segment, queue or semaphore of another trial, every other graded
+copy hidden, a fresh ``/proc`` (only the sandbox's own processes are visible) and fresh small tmpfs
+mounts on ``/tmp``, ``/var/tmp`` and ``/dev/shm``. The candidate's server (:func:`run_server`) then
+closes its descriptors, sends stdout+stderr into init's capped pipe, applies rlimits (CPU, address space,
+processes, file size, open files, no core), drops groups, ``setgid``/``setuid`` to the slot's
+unprivileged uid, joins a new session keyring with the uid's own keyrings emptied, sets
+no-new-privileges, and runs ``sandbox_server.serve`` on the channel's descriptor with ``cwd`` = the
+read-only graded copy.
 """
 
 import ctypes
-import json
 import os
-import select
 import signal
 import socket
 import sys
@@ -43,8 +41,6 @@ KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING =
 
 #: Where the slot's workspace root appears inside every sandbox.
 SANDBOX_ROOT = "/run/rlvr-sandbox"
-#: Bytes of candidate output kept for the evidence.
-OUTPUT_EXCERPT = 2048
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p)
@@ -215,12 +211,17 @@ def run_server(server_module, chan_fd, out_w, workdir, limits, uid, mode="root",
     os._exit(code)
 
 
-def enter_trial_namespaces(workdir, limits, mode):
-    """In a sandbox's init: a private mount namespace and a fresh IPC namespace with their limits, a fresh
-    ``/proc``, only this trial's graded copy under :data:`SANDBOX_ROOT`, and fresh ``/tmp``-like tmpfs."""
-    unshare(CLONE_NEWNS | CLONE_NEWIPC)  # a fresh IPC namespace per trial: no SysV/POSIX IPC survives it
+def fresh_namespaces():
+    """In a sandbox's init: a private mount namespace with a fresh ``/proc``, and a fresh IPC namespace
+    (no SysV or POSIX IPC object of an earlier trial survives it)."""
+    unshare(CLONE_NEWNS | CLONE_NEWIPC)
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+
+def trial_view(workdir, limits, mode):
+    """In a sandbox's init, after :func:`fresh_namespaces`: the IPC limits, only this trial's graded copy
+    under :data:`SANDBOX_ROOT`, and fresh ``/tmp``-like tmpfs mounts sized from the limits."""
     for path, value in ipc_limits(limits["memory_mb"]).items():
         if os.path.exists(path):  # fs.mqueue is absent without POSIX message queues
             try:
@@ -253,84 +254,29 @@ def enter_trial_namespaces(workdir, limits, mode):
                 os.close(fd)
 
 
-def run_init(server_module, chan_fd, status_w, workdir, limits, uid, mode="root", confine=None, scratch=None):
-    """PID 1 of a fresh sandbox: mounts, forks the server, caps its output, reports its end.
+def probe(mode, confine):
+    """``sandbox_zygote.py --probe MODE``: can this user build a ``root`` or ``userns`` sandbox here?
 
-    In ``process`` mode there is no PID namespace: it is a child subreaper instead (the candidate's
-    orphans come back to it, and to the zygote after it) and makes the sandbox's scratch directory.
+    Exit status 0 when the namespaces, a fresh ``/proc`` and a tmpfs mount all work; else the error on
+    stderr. ``confine``: :mod:`sandbox_confine`, which enters the user namespace. Run once per process by
+    :func:`rlvr_lab.verifier.sandbox.local_mode`.
     """
-    code = 0
     try:
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        for name in os.listdir("/proc/self/fd"):
-            if int(name) > 2 and int(name) not in (chan_fd, status_w):
-                try:
-                    os.close(int(name))
-                except OSError:
-                    pass
-        if mode == "process":
-            prctl(PR_SET_CHILD_SUBREAPER, 1)
-            os.mkdir(scratch, 0o700)
-        else:
-            enter_trial_namespaces(workdir, limits, mode)
-        out_r, out_w = os.pipe()
+        if mode == "userns":
+            confine.enter_user_namespace(os.getuid(), os.getgid())
+        unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID)
+        mount(None, "/", None, MS_REC | MS_PRIVATE)
         pid = os.fork()
         if pid == 0:
-            os.close(out_r)
-            os.close(status_w)
-            run_server(server_module, chan_fd, out_w, workdir, limits, uid, mode, confine, scratch)
-        os.close(out_w)
-        os.close(chan_fd)
-        record = supervise(pid, out_r, int(limits["output_kb"]) * 1024)
-        os.write(status_w, json.dumps(record).encode())
-    except BaseException as exc:
-        try:
-            os.write(status_w, json.dumps({"kind": "infra", "detail": f"sandbox init failed: {exc}"[:500]}).encode())
-        except OSError:
-            pass
-        code = 1
-    os._exit(code)
-
-
-def supervise(pid, out_r, cap_bytes):
-    """Drain the server's output until it ends; kill it at the output cap. Returns the exit record."""
-    pidfd = os.pidfd_open(pid)
-    excerpt = bytearray()
-    total = 0
-    over_cap = False
-    readers = [out_r, pidfd]
-    status = None
-    while status is None:
-        ready, _, _ = select.select(readers, [], [], 0.5)
-        if out_r in ready:
-            data = os.read(out_r, 65536)
-            if not data:
-                readers.remove(out_r)
-            else:
-                total += len(data)
-                if len(excerpt) < OUTPUT_EXCERPT:
-                    excerpt += data[: OUTPUT_EXCERPT - len(excerpt)]
-                if total > cap_bytes and not over_cap:
-                    over_cap = True
-                    os.kill(pid, signal.SIGKILL)
-                    readers.remove(out_r)
-        while True:  # reap everything that ended: orphans are re-parented to us
             try:
-                done, st = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                done = 0
-            if done == 0:
-                break
-            if done == pid:
-                status = st
-    output = bytes(excerpt).decode("utf-8", "replace")
-    if over_cap:
-        return {"kind": "output_cap", "detail": f"output exceeded {cap_bytes} bytes", "output": output}
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-        return {"kind": "exited", "signal": sig, "detail": f"candidate process killed by {name}", "output": output}
-    code = os.WEXITSTATUS(status)
-    return {"kind": "exited", "exit_code": code, "detail": f"candidate process exited with status {code}",
-            "output": output}
+                mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+                mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k")
+            except BaseException as exc:
+                sys.stderr.write(f"{exc}\n")
+                os._exit(1)
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        return 0 if status == 0 else 1
+    except BaseException as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1

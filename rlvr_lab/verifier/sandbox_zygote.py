@@ -16,9 +16,10 @@ in the config):
     dies the kernel kills every process left in the namespace (setsid daemons included).
 ``{"op": "kill", "pid": p, "grace": s}``
     (``grace`` optional: the server has already ended, so wait up to ``s`` seconds for init's record first.)
-    Kill that sandbox's init (and so all its processes), reap it, and reply with the exit record
+    Kill that sandbox's init (and so all its processes), reply with the exit record
     ``{"kind", "exit_code", "signal", "detail", "output"}`` (kinds as in
-    :class:`rlvr_lab.verifier.backend.SandboxExit`).
+    :class:`rlvr_lab.verifier.backend.SandboxExit`), then reap it: the teardown overlaps the runner's
+    next steps and ends before the zygote reads its next request.
 
 The zygote also enforces each sandbox's wall-clock deadline (``timeout``; extended by the host's CPU
 contention up to a cap, see :mod:`sandbox_clock`), and tells apart an init that
@@ -26,6 +27,7 @@ reported the server's own end (``exited``, ``output_cap``) from one that was kil
 (``infra``).
 """
 
+import gc
 import json
 import os
 import select
@@ -45,6 +47,7 @@ def load_server(path, name="sandbox_server"):
 
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # under its own name, so a module loaded after it can import it
     spec.loader.exec_module(module)
     return module
 
@@ -60,9 +63,10 @@ def load_clock():
     return load_server(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_clock.py"), "sandbox_clock")
 
 
-#: :mod:`sandbox_setup` (namespaces, mounts, limits, a sandbox's init and server), loaded by path like the
-#: confinement module; loaded once, before any namespace is entered or directory hidden.
+#: :mod:`sandbox_setup` (namespaces, mounts, limits, the candidate's process) and :mod:`sandbox_init` (a
+#: sandbox's PID 1), loaded by path like the confinement module, once, before any namespace is entered.
 setup = load_server(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_setup.py"), "sandbox_setup")
+init = load_server(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_init.py"), "sandbox_init")
 
 
 class Zygote:
@@ -79,12 +83,68 @@ class Zygote:
         self.root = self.config.get("ws_dir") if self.mode == "process" else setup.SANDBOX_ROOT
         self.pidns_fd = os.open("/proc/self/ns/pid", os.O_RDONLY)
         self.sessions = {}
+        self.warm = None  # the next sandbox, built ahead of its trial: {"pid", "ctl", "status_r"}
+        with open("/proc/self/comm") as handle:
+            self.name = handle.read().strip()  # what every trial's processes are called
+
+    def warm_up(self):
+        """Build the next sandbox now, between trials (``root`` and ``userns`` modes): its init enters
+        fresh namespaces and forks the server process, which wait for the trial
+        (:func:`sandbox_init.run_warm_init`), so a spawn only mounts the graded copy and hands over the
+        channel. Best effort: without a warm sandbox a spawn builds one from scratch."""
+        if self.mode == "process" or self.warm is not None:
+            return
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        status_r, status_w = os.pipe()
+        try:
+            setup.setns(self.pidns_fd, setup.CLONE_NEWPID)
+            setup.unshare(setup.CLONE_NEWPID)
+            init.set_name("rlvr-warm-init")  # the child is born with this name: never mistaken for a trial's
+            try:
+                pid = os.fork()
+            except OSError:
+                init.set_name(self.name)
+                raise
+            if pid:
+                init.set_name(self.name)
+        except OSError:
+            for fd in (status_r, status_w):
+                os.close(fd)
+            ours.close()
+            theirs.close()
+            return
+        if pid == 0:
+            os.close(status_r)
+            ours.close()
+            init.run_warm_init(self.server, theirs.fileno(), status_w, self.mode, self.confine, self.name)
+        theirs.close()
+        os.close(status_w)
+        self.warm = {"pid": pid, "ctl": ours, "status_r": status_r}
+
+    def _take_warm(self, job, chan_fd):
+        """Hand ``job`` and the channel to the warm sandbox; (init pid, status pipe), or None if there is
+        no warm sandbox or it is gone (then it is reaped and the spawn builds one from scratch)."""
+        warm, self.warm = self.warm, None
+        if warm is None:
+            return None
+        try:
+            socket.send_fds(warm["ctl"], [json.dumps(job).encode()], [chan_fd])
+            return warm["pid"], warm["status_r"]
+        except OSError:
+            try:
+                os.kill(warm["pid"], signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(warm["pid"], 0)
+            os.close(warm["status_r"])
+            return None
+        finally:
+            warm["ctl"].close()
 
     def spawn(self, request, chan_fd):
         """Fork a sandbox whose server talks on ``chan_fd`` (the sandbox's end of the runner's socketpair)."""
         limits = dict(request["limits"])
         workdir = os.path.join(self.root, request["ws"])
-        status_r, status_w = os.pipe()
         limits["shared"] = [os.path.join(self.root, name) for name in self.config.get("shared", ())]
         limits["keep"] = list(self.config.get("keep", ()))
         if self.mode == "process":
@@ -92,16 +152,21 @@ class Zygote:
             limits["seccomp"] = bool(self.config.get("seccomp", False))
             limits["read_only"] = (self.config["keep"] + [workdir] + limits["shared"]
                                    + list(self.confine.READ_ONLY_ROOTS))
+        warm = self._take_warm({"workdir": workdir, "limits": limits, "uid": int(request["uid"])}, chan_fd)
+        if warm is not None:
+            pid, status_r = warm
         else:
-            setup.setns(self.pidns_fd, setup.CLONE_NEWPID)
-            setup.unshare(setup.CLONE_NEWPID)
-        pid = os.fork()
-        if pid == 0:
-            os.close(status_r)
-            scratch = os.path.join(self.config.get("scratch_dir", "/nonexistent"), f"s{os.getpid()}")
-            setup.run_init(self.server, chan_fd, status_w, workdir, limits, int(request["uid"]), self.mode,
-                     self.confine, scratch)
-        os.close(status_w)
+            status_r, status_w = os.pipe()
+            if self.mode != "process":
+                setup.setns(self.pidns_fd, setup.CLONE_NEWPID)
+                setup.unshare(setup.CLONE_NEWPID)
+            pid = os.fork()
+            if pid == 0:
+                os.close(status_r)
+                scratch = os.path.join(self.config.get("scratch_dir", "/nonexistent"), f"s{os.getpid()}")
+                init.run_init(self.server, chan_fd, status_w, workdir, limits, int(request["uid"]), self.mode,
+                               self.confine, scratch)
+            os.close(status_w)
         clock = self.clock.TrialClock(float(limits["wall_s"]), self.meter)
         self.sessions[pid] = {"status_r": status_r, "clock": clock, "deadline": clock.start + clock.wall_s, "record": None,
                               "buffer": b"", "reaped": False, "ours": False}
@@ -166,23 +231,30 @@ class Zygote:
                 pass
 
     def _drain(self, pid, block=False):
+        """Read what init reported; ``block``: until it closed its end. Init writes its record in one
+        write (under ``PIPE_BUF``), so a record that arrived is taken at once, before init has exited."""
         session = self.sessions[pid]
+        ended = False
         while True:
             if not block:
                 ready, _, _ = select.select([session["status_r"]], [], [], 0)
                 if not ready:
-                    return
+                    break
             data = os.read(session["status_r"], 65536)
             if not data:
+                ended = True
                 break
             session["buffer"] += data
         if session["buffer"] and session["record"] is None:
             try:
                 session["record"] = json.loads(session["buffer"].decode())
             except ValueError:
-                session["record"] = {"kind": "infra", "detail": "unreadable status from sandbox init"}
+                if ended:
+                    session["record"] = {"kind": "infra", "detail": "unreadable status from sandbox init"}
 
-    def kill(self, pid, kind="killed", grace=0.0):
+    def kill(self, pid, kind="killed", grace=0.0, reap=True):
+        """End sandbox ``pid`` and return its record. ``reap=False`` leaves the reaping (and the teardown
+        of its processes) to the caller, which may answer the runner first."""
         session = self.sessions.get(pid)
         if session is None:
             return {"kind": "infra", "detail": f"no sandbox {pid}"}
@@ -204,8 +276,9 @@ class Zygote:
             except ProcessLookupError:
                 pass
             self._kill_groups(below)
-            self._reap(pid)
-        return session["record"]
+            if reap:
+                self._reap(pid)
+        return session["record"] or {"kind": session.get("ours_kind", kind)}
 
     def on_status(self, pid):
         """Init wrote its record (or died): reap it."""
@@ -244,40 +317,19 @@ class Zygote:
                         self.ctl.send(json.dumps({"ok": False, "error": str(exc)}).encode())
                     finally:
                         os.close(fds[0])
+                    self.warm_up()  # the next trial's sandbox, built while this trial runs
                 elif request["op"] == "kill":
-                    record = self.kill(int(request["pid"]), grace=float(request.get("grace") or 0.0))
-                    self.sessions.pop(int(request["pid"]), None)
+                    # answer first, then reap: the sandbox's teardown overlaps the runner's next steps, and
+                    # is over before this loop reads the next spawn (a slot uid's process count is free)
+                    pid = int(request["pid"])
+                    record = self.kill(pid, grace=float(request.get("grace") or 0.0), reap=False)
                     self.ctl.send(json.dumps({"ok": True, "record": record}).encode())
+                    if pid in self.sessions:
+                        self._reap(pid)
+                        self.sessions.pop(pid, None)
+
                 elif request["op"] == "ping":
                     self.ctl.send(b'{"ok": true}')
-
-
-def probe(mode):
-    """``sandbox_zygote.py --probe MODE``: can this user build a ``root`` or ``userns`` sandbox here?
-
-    Exit status 0 when the namespaces, a fresh ``/proc`` and a tmpfs mount all work; else the error on
-    stderr. Run once per process by :func:`rlvr_lab.verifier.sandbox.local_mode`.
-    """
-    try:
-        if mode == "userns":
-            load_confine({"server_path": __file__}).enter_user_namespace(os.getuid(), os.getgid())
-        setup.unshare(setup.CLONE_NEWNS | setup.CLONE_NEWNET | setup.CLONE_NEWIPC | setup.CLONE_NEWUTS
-                      | setup.CLONE_NEWPID)
-        setup.mount(None, "/", None, setup.MS_REC | setup.MS_PRIVATE)
-        pid = os.fork()
-        if pid == 0:
-            try:
-                setup.mount("proc", "/proc", "proc", setup.MS_NOSUID | setup.MS_NODEV | setup.MS_NOEXEC)
-                setup.mount("tmpfs", "/tmp", "tmpfs", setup.MS_NOSUID | setup.MS_NODEV, "size=64k")
-            except BaseException as exc:
-                sys.stderr.write(f"{exc}\n")
-                os._exit(1)
-            os._exit(0)
-        _, status = os.waitpid(pid, 0)
-        return 0 if status == 0 else 1
-    except BaseException as exc:
-        sys.stderr.write(f"{exc}\n")
-        return 1
 
 
 def main():
@@ -288,7 +340,7 @@ def main():
     re-enter it between sandboxes) or ``process`` (no namespaces; a child subreaper).
     """
     if len(sys.argv) == 3 and sys.argv[1] == "--probe":
-        os._exit(probe(sys.argv[2]))
+        os._exit(setup.probe(sys.argv[2], load_confine({"server_path": __file__})))
     config = json.loads(sys.stdin.buffer.read().decode())
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -328,7 +380,13 @@ def main():
         ctl.send(json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"}).encode())
         os._exit(2)
     ctl.send(b'{"ok": true, "ready": true}')
-    Zygote(ctl, server, config, confine, clock, meter).serve()
+    zygote = Zygote(ctl, server, config, confine, clock, meter)
+    zygote.warm_up()
+    # Every sandbox is a fork of this process: with its objects frozen, a collection in a sandbox never
+    # walks (and so never copies) the zygote's pages, only what the sandbox made itself.
+    gc.collect()
+    gc.freeze()
+    zygote.serve()
     os._exit(0)
 
 

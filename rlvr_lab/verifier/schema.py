@@ -128,6 +128,9 @@ class Verdict:
     """Isolation layers the backend had in force (e.g. ``user-ns``, ``slot-uid``, ``landlock-fs``)."""
     node: str = ""
     """Where a fleet verified it (``ip/node-id`` of the Ray node, 17.9.5); empty on a one-machine pool."""
+    test_runner: str = ""
+    """How the hidden tests ran: ``direct`` (plain test functions called without pytest's machinery,
+    :mod:`~rlvr_lab.verifier.direct`) or ``pytest``; empty when no trial ran."""
 
     def __post_init__(self) -> None:
         if self.outcome not in VERDICTS:

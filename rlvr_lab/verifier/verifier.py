@@ -54,6 +54,8 @@ def _runner_env() -> dict[str, str]:
     return env
 
 
+#: Values of ``Verifier(test_runner=...)``.
+TEST_RUNNERS = ("auto", "pytest")
 #: Backends ``backend="auto"`` has already named in this process (one line each, not one per slot).
 ANNOUNCED: set[str] = set()
 
@@ -75,13 +77,20 @@ class Verifier:
     that works here, named in one printed line (:data:`ANNOUNCED`) and in every verdict. An unavailable
     backend raises :class:`~rlvr_lab.verifier.backend.SandboxUnavailable` here, naming why. ``retries``: extra attempts
     after an infrastructure fault (0 returns ``pending`` at once). ``seed``: base seed of the trial seeds
-    (None draws one per verification). Not safe for concurrent ``verify`` calls from several threads
-    (calls are serialized by a lock); use :class:`~rlvr_lab.verifier.pool.VerifierPool` for parallelism.
+    (None draws one per verification). ``test_runner``: ``"auto"`` runs hidden tests that are plain test
+    functions without pytest's machinery (:mod:`~rlvr_lab.verifier.direct`; same verdicts, a fraction
+    of the cost) and everything else under pytest; ``"pytest"`` runs every fixture under pytest. Each
+    verdict says which ran (``Verdict.test_runner``). Not safe for concurrent ``verify`` calls from
+    several threads (calls are serialized by a lock); use :class:`~rlvr_lab.verifier.pool.VerifierPool`
+    for parallelism.
     """
 
     def __init__(self, backend: str = "local", retries: int = 1, seed: int | None = None,
-                 work_dir: str | os.PathLike | None = None):
+                 work_dir: str | os.PathLike | None = None, test_runner: str = "auto"):
         requested = backend
+        if test_runner not in TEST_RUNNERS:
+            raise ValueError(f"test_runner must be one of {TEST_RUNNERS}, got {test_runner!r}")
+        self.test_runner = test_runner
         backend = resolve_backend(backend)  # ValueError for an unknown name
         if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 10:
             raise ValueError(f"retries must be an integer in [0, 10], got {retries!r}")
@@ -162,7 +171,8 @@ class Verifier:
             self._start()
         assert self._proc is not None and self._proc.stdin is not None
         try:
-            wire.send_message(self._proc.stdin.fileno(), VerifyRequest(fixture, candidate, k, seed))
+            wire.send_message(self._proc.stdin.fileno(),
+                              VerifyRequest(fixture, candidate, k, seed, direct=self.test_runner == "auto"))
         except OSError as exc:
             self._stop()
             return wire.pending(f"runner unreachable: {exc}")
@@ -206,7 +216,7 @@ class Verifier:
                            fixture_version=fixture.version, checker_version=fixture.checker_version,
                            backend=self._backend_name, trials=reply.trials,
                            stop_reason=reply.stop_reason, attempts=attempts,
-                           isolation=self.isolation)
+                           isolation=self.isolation, test_runner=reply.test_runner if reply.trials else "")
 
     def close(self) -> None:
         """Stop the runner (and with it the sandbox helpers); remove the scratch directory."""

@@ -56,6 +56,8 @@ class VerifyRequest:
     candidate: Candidate
     k: int
     seed: int
+    direct: bool = True
+    """Run plain hidden tests without pytest's machinery (:mod:`~rlvr_lab.verifier.direct`); False: pytest."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,8 @@ class VerifyReply:
     """The runner's sandbox backend (filled in by the runner's loop)."""
     runner_child: int | None = None
     """PID of the last pytest child (tests use it to look for leftovers)."""
+    test_runner: str = ""
+    """How the hidden tests ran: ``direct`` (plain tests, :mod:`~rlvr_lab.verifier.direct`) or ``pytest``."""
 
 
 @dataclass(frozen=True)

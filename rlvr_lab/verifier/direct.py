@@ -1,0 +1,267 @@
+"""Plain test functions run without pytest's machinery: the runner's direct path (sections 17.7, 17.9.5).
+
+Most hidden tests are plain: module-level ``def test_*():`` functions with no arguments, asserting on
+what candidate code returns (every procedural task, HumanEval's ``check(candidate)`` wrapper). For such
+a file, pytest's collection (nodes, fixture resolution, assertion rewriting) and its per-test protocol
+cost more than the test itself when every fixture is new. The runner therefore decides once per
+fixture, by a trusted ``ast`` scan (:func:`direct_refusal`), whether the hidden tests are plain; if so,
+each trial's pytest child compiles the files, executes them as modules (candidate names still come from
+the sandbox through the proxy) and calls each test function in the trial's seeded order
+(:func:`run_tests`). The record it returns has the shape of the pytest path's, so
+:func:`~rlvr_lab.verifier.judging.judge` decides both the same way.
+
+A file is plain when pytest would collect exactly the ``test*`` functions it defines and call each with
+no arguments, nothing else:
+
+* every hidden file is a ``test_*.py`` / ``*_test.py`` module (no conftest, no helper modules);
+* at module level only imports, function definitions, classes not named ``Test*``, assignments and a
+  docstring; nothing named ``pytestmark``, ``pytest_*``, ``__test__`` or an xunit hook
+  (``setup_module``, ``teardown_function``, ...);
+* test functions take no parameters (no fixtures), carry no decorators (no marks, no parametrize) and
+  are neither ``async`` nor generators;
+* ``pytest`` is used only as ``pytest.raises``, ``pytest.approx``, ``pytest.fail`` or ``pytest.skip``.
+
+Anything else (fixtures, classes, marks, conftest) goes to pytest as before. Assertions are not
+rewritten, so a failed ``assert`` is reported with its source line instead of the compared values.
+
+Plain tests that import nothing but the candidate's modules, ``pytest`` and stateless standard-library
+modules (:data:`PURE_MODULES`: no threads, processes, files or global settings) run inside the runner
+process itself, with no fork at all (:func:`inprocess_refusal`): a fork and the copy-on-write faults on
+both sides cost more than such a test. What isolates the trusted side then: each trial gets fresh test
+modules and a freshly seeded ``random``; every candidate module is dropped after the trial; the
+candidate's replies are plain data or handles (nothing of the candidate runs here); and a watchdog ends
+a trial that outlives its budget (:class:`RunnerOverrun`, an infrastructure fault, as for a hung fork).
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+import sys
+import types
+from typing import Mapping
+
+#: Names pytest treats specially at module level; a file defining one is not plain.
+SPECIAL_NAMES = frozenset({"pytestmark", "__test__", "setup_module", "teardown_module", "setUpModule",
+                           "tearDownModule", "setup_function", "teardown_function", "setup", "teardown",
+                           "conftest"})
+#: ``pytest.<name>`` a plain file may use: helpers that work without a pytest session.
+PYTEST_HELPERS = frozenset({"raises", "approx", "fail", "skip"})
+#: Longest failure summary kept per test, characters (the judge trims evidence further).
+SUMMARY_CHARS = 400
+#: Standard-library modules a plain test may import and still run inside the runner process: no
+#: threads, processes, files, signals or process-wide settings that a test could leave changed.
+PURE_MODULES = frozenset({"math", "cmath", "random", "string", "re", "collections", "itertools", "functools",
+                          "operator", "typing", "copy", "heapq", "bisect", "fractions", "statistics", "json",
+                          "hashlib", "dataclasses", "enum", "numbers", "textwrap", "unicodedata", "array",
+                          "base64", "binascii", "struct", "difflib", "pprint", "reprlib", "keyword"})
+
+
+class RunnerOverrun(BaseException):
+    """Raised by the runner's watchdog in a trial that outlived its budget (the trusted side hung)."""
+
+
+def is_test_file(path: str) -> bool:
+    """pytest's default test-file pattern (``test_*.py`` or ``*_test.py``).
+
+    >>> is_test_file("tests/test_a.py"), is_test_file("a_test.py"), is_test_file("helpers.py")
+    (True, True, False)
+    """
+    name = path.rsplit("/", 1)[-1]
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def _uses_yield(fn: ast.AST) -> bool:
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+    return False
+
+
+def _file_refusal(path: str, text: str) -> str:
+    """Why the test file ``path`` is not plain ('' when it is)."""
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        return f"{path} does not parse ({exc.msg})"
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in ("pytest", "_pytest")):
+                return f"{path} imports from {'.' * node.level}{node.module or ''}"
+            if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "_pytest" or
+                                                    (a.name.startswith("pytest.")) for a in node.names):
+                return f"{path} imports pytest internals"
+            names = [a.asname or a.name for a in node.names]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names = [node.name]
+            if node.name.startswith("test"):
+                args = node.args
+                if isinstance(node, ast.AsyncFunctionDef):
+                    return f"{path}::{node.name} is async"
+                if node.decorator_list:
+                    return f"{path}::{node.name} is decorated"
+                if args.posonlyargs or args.args or args.vararg or args.kwonlyargs or args.kwarg:
+                    return f"{path}::{node.name} takes arguments (fixtures)"
+                if _uses_yield(node):
+                    return f"{path}::{node.name} is a generator"
+        elif isinstance(node, ast.ClassDef):
+            if node.name.startswith("Test"):
+                return f"{path} defines test class {node.name}"
+            names = [node.name]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+            if any(name.startswith("test") for name in names):
+                return f"{path} assigns a test name ({', '.join(names)})"
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            continue
+        else:
+            return f"{path} has a module-level {type(node).__name__} statement"
+        for name in names:
+            if name in SPECIAL_NAMES or name.startswith("pytest_"):
+                return f"{path} defines {name}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "pytest" and not isinstance(node.ctx, ast.Load):
+            continue
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "pytest":
+            if node.attr not in PYTEST_HELPERS:
+                return f"{path} uses pytest.{node.attr}"
+    return ""
+
+
+def direct_refusal(hidden_tests: Mapping[str, str]) -> str:
+    """Why the hidden tests need pytest ('' when every file is plain and the direct path applies).
+
+    >>> direct_refusal({"test_a.py": "from solution import f\\n\\ndef test_f():\\n    assert f(1) == 2\\n"})
+    ''
+    >>> direct_refusal({"test_a.py": "import pytest\\n\\n@pytest.mark.slow\\ndef test_f():\\n    pass\\n"})
+    'test_a.py::test_f is decorated'
+    >>> direct_refusal({"conftest.py": "", "test_a.py": "def test_f():\\n    pass\\n"})
+    'conftest.py is not a test file'
+    """
+    if not hidden_tests:
+        return "no hidden tests"
+    for path, text in sorted(hidden_tests.items()):
+        if not is_test_file(path):
+            return f"{path} is not a test file"
+        problem = _file_refusal(path, text)
+        if problem:
+            return problem
+    return ""
+
+
+def inprocess_refusal(hidden_tests: Mapping[str, str], modules: tuple[str, ...]) -> str:
+    """Why plain hidden tests must run in a forked process ('' when the runner may run them itself): an
+    import of anything but ``modules`` (the candidate's), ``pytest`` or :data:`PURE_MODULES`, anywhere in
+    the file, or a use of ``exec``, ``eval``, ``compile``, ``open``, ``globals``, ``vars``, ``__import__``,
+    ``setattr`` or ``breakpoint``.
+
+    >>> inprocess_refusal({"test_a.py": "import math\\nfrom solution import *\\n"}, ("solution",))
+    ''
+    >>> inprocess_refusal({"test_a.py": "def test_x():\\n    import threading\\n"}, ("solution",))
+    'test_a.py imports threading'
+    """
+    allowed = PURE_MODULES | set(modules) | {"pytest"}
+    for path, text in sorted(hidden_tests.items()):
+        for node in ast.walk(ast.parse(text, filename=path)):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or "."]
+            elif isinstance(node, ast.Name) and node.id in ("exec", "eval", "open", "globals", "__import__",
+                                                            "setattr", "compile", "breakpoint", "vars"):
+                return f"{path} uses {node.id}"
+            else:
+                continue
+            for name in names:
+                if name.split(".")[0] not in allowed:
+                    return f"{path} imports {name}"
+    return ""
+
+
+def defined_tests(text: str) -> list[str]:
+    """Names of the module-level test functions of a plain file, in source order.
+
+    >>> defined_tests("def helper():\\n    pass\\ndef test_b():\\n    pass\\ndef test_a():\\n    pass\\n")
+    ['test_b', 'test_a']
+    """
+    names = [node.name for node in ast.parse(text).body
+             if isinstance(node, ast.FunctionDef) and node.name.startswith("test")]
+    return list(dict.fromkeys(names))
+
+
+def _outcome_of(exc: BaseException) -> str:
+    """``skipped`` for pytest's skip outcomes (``pytest.skip``, ``pytest.xfail``), else ``failed``."""
+    outcomes = sys.modules.get("_pytest.outcomes")
+    if outcomes is not None and isinstance(exc, (outcomes.Skipped, outcomes.XFailed)):
+        return "skipped"
+    return "failed"
+
+
+def _summary(exc: BaseException, filename: str, rel: str, lines: list[str]) -> str:
+    """``rel:LINE: Type: message`` at the test file's innermost frame; a bare assert shows its source."""
+    lineno = 0
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            lineno = tb.tb_lineno
+        tb = tb.tb_next
+    message = str(exc)
+    if not message and isinstance(exc, AssertionError) and 0 < lineno <= len(lines):
+        message = lines[lineno - 1].strip()
+    return f"{rel}:{lineno}: {type(exc).__name__}: {message}"[:SUMMARY_CHARS]
+
+
+def run_tests(files: Mapping[str, str], test_dir: str, prefix: str, seed: int) -> dict:
+    """Run plain hidden tests in this (trusted, forked) process; the trial's record for ``judge``.
+
+    ``files``: the hidden tests (relative path -> text), already found plain by :func:`direct_refusal`;
+    ``test_dir``: their runner-owned directory (code objects are named by their paths there, so
+    tracebacks and ``__file__`` match the pytest path); ``prefix``: node-id prefix of that directory;
+    ``seed``: the trial seed, which shuffles the tests as the pytest path does. Candidate names reach
+    the modules through the proxy's import hook, which the caller has bound to this trial's sandbox.
+    """
+    reports: list[dict] = []
+    collect_errors: list[dict] = []
+    tests: list[tuple[str, str, object, str, list[str]]] = []
+    registered = []
+    try:
+        for rel, text in sorted(files.items()):
+            filename = f"{test_dir}/{rel}"
+            name = rel[:-3].replace("/", ".")
+            module = types.ModuleType(name)
+            module.__file__ = filename
+            sys.modules[name] = module
+            registered.append(name)
+            lines = text.splitlines()
+            try:
+                exec(compile(text, filename, "exec", dont_inherit=True), module.__dict__)
+            except RunnerOverrun:
+                raise
+            except BaseException as exc:  # the module could not be imported: pytest's collection error
+                collect_errors.append({"nodeid": prefix + rel, "summary": _summary(exc, filename, rel, lines)})
+                continue
+            for test in defined_tests(text):
+                fn = module.__dict__.get(test)
+                if isinstance(fn, types.FunctionType):
+                    tests.append((rel, test, fn, filename, lines))
+        random.Random(seed).shuffle(tests)
+        failed = 0
+        for rel, test, fn, filename, lines in tests:
+            nodeid = f"{prefix}{rel}::{test}"
+            try:
+                fn()
+            except RunnerOverrun:
+                raise
+            except BaseException as exc:
+                outcome = _outcome_of(exc)
+                failed += outcome == "failed"
+                reports.append({"nodeid": nodeid, "when": "call", "outcome": outcome,
+                                "summary": _summary(exc, filename, rel, lines)})
+                continue
+            reports.append({"nodeid": nodeid, "when": "call", "outcome": "passed", "summary": ""})
+    finally:
+        for name in registered:
+            sys.modules.pop(name, None)
+    exit_code = 2 if collect_errors else 1 if failed else 5 if not tests else 0
+    return {"exit": exit_code, "reports": reports, "collect_errors": collect_errors}
