@@ -150,10 +150,11 @@ def tree_cpu_s(pid: int) -> float:
     except OSError:
         return 0.0
     total = sum(int(x) for x in fields[11:15]) / tick  # utime, stime, cutime, cstime
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            total += tree_cpu_s(int(child))
-    return total
+    try:
+        children = [c for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
+    except OSError:  # it ended meanwhile (its CPU time is now its parent's cutime)
+        return total
+    return total + sum(tree_cpu_s(int(child)) for child in children)
 
 
 def timed(fn, items) -> tuple[list[float], float, list[str]]:

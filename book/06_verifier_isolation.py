@@ -87,6 +87,20 @@ if ON_COLAB:
 #
 # `rlvr_lab.verifier` implements this design. A fixture is plain data: its base files, the public tests the
 # policy may see, the hidden tests it never sees, the paths a candidate may change, and the trial count $K$.
+#
+# The trusted runner has two ways to run the hidden tests. They are ordinary pytest files, and anything
+# pytest treats specially (fixtures, parametrised tests, test classes, a `conftest.py`) runs under pytest,
+# in a process forked for the trial. Most hidden tests are plainer than that: module-level
+# `def test_*():` functions that call the candidate and assert on what comes back, like every procedural
+# task of this course and HumanEval's `check(candidate)`. For those, pytest's collection and per-test
+# bookkeeping cost more than the tests themselves, so the runner calls the functions directly, in the
+# trial's seeded order, and writes the record that pytest's reports would have given; a trusted `ast` scan
+# decides which route a fixture takes. When such tests import nothing but the candidate's modules and
+# stateless standard-library modules, they run inside the runner process itself: fresh test modules every
+# trial, a watchdog, and nothing of the candidate's but plain data and handles. The two routes decide
+# alike (the test suite checks them case by case against `Verifier(test_runner="pytest")`). What the
+# direct route gives up is pytest's assertion rewriting: a failed `assert` is reported by its source line,
+# not with the values it compared. Each verdict names its route in `verdict.test_runner`.
 
 # %%
 from rlvr_lab.verifier import Verifier, VerifierPool

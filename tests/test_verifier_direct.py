@@ -180,7 +180,7 @@ def test_a_candidate_that_exits_is_named_so_even_when_the_tests_end_fast(verifie
     auto, _ = verifiers
     exits = Candidate({"solution.py": "import os\ndef clamp(x, lo, hi):\n    os._exit(0)\n"})
     with BusyHost():
-        reasons = {auto.verify(exits, _fx("clamp", CLAMP_TESTS)).trials[0].reason for _ in range(12)}
+        reasons = {auto.verify(exits, _fx("clamp", CLAMP_TESTS)).trials[0].reason for _ in range(8)}
     assert reasons == {"candidate process ended"}
 
 

@@ -36,6 +36,7 @@ a trial that outlives its budget (:class:`RunnerOverrun`, an infrastructure faul
 from __future__ import annotations
 
 import ast
+import functools
 import random
 import sys
 import types
@@ -57,6 +58,11 @@ PURE_MODULES = frozenset({"math", "cmath", "random", "string", "re", "collection
                           "base64", "binascii", "struct", "difflib", "pprint", "reprlib", "keyword"})
 
 
+#: Builtins a test that runs inside the runner process may not name (they reach files, code or globals).
+UNSAFE_BUILTINS = frozenset({"exec", "eval", "compile", "open", "globals", "vars", "__import__", "setattr",
+                             "breakpoint"})
+
+
 class RunnerOverrun(BaseException):
     """Raised by the runner's watchdog in a trial that outlived its budget (the trusted side hung)."""
 
@@ -71,19 +77,53 @@ def is_test_file(path: str) -> bool:
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
+def _nodes(tree: ast.AST):
+    """Every node under ``tree`` but constants (the leaves that make up most of a big test's literal data),
+    depth first: what :func:`ast.walk` yields, at a fraction of its cost on such files."""
+    stack = [tree]
+    constant = ast.Constant
+    while stack:
+        node = stack.pop()
+        yield node
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                stack.extend(item for item in value if isinstance(item, ast.AST) and type(item) is not constant)
+            elif isinstance(value, ast.AST) and type(value) is not constant:
+                stack.append(value)
+
+
 def _uses_yield(fn: ast.AST) -> bool:
-    for node in ast.walk(fn):
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return True
-    return False
+    return any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in _nodes(fn))
 
 
-def _file_refusal(path: str, text: str) -> str:
-    """Why the test file ``path`` is not plain ('' when it is)."""
+@functools.lru_cache(maxsize=64)  # as many fixtures as a runner keeps prepared
+def _scan(path: str, text: str) -> tuple[str, tuple[str, ...], frozenset[str]]:
+    """One parse and one walk of a hidden test file: (why it is not plain or '', every module it imports
+    anywhere, every name it loads). Cached: a fixture's files are scanned once, not once per question."""
     try:
         tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
-        return f"{path} does not parse ({exc.msg})"
+        return f"{path} does not parse ({exc.msg})", (), frozenset()
+    refusal = _file_refusal(path, tree)
+    imports: list[str] = []
+    loads: set[str] = set()
+    for node in _nodes(tree):
+        kind = type(node)
+        if kind is ast.Name:
+            loads.add(node.id)
+        elif kind is ast.Import:
+            imports.extend(a.name for a in node.names)
+        elif kind is ast.ImportFrom:
+            imports.append("." * node.level + (node.module or ""))
+        elif kind is ast.Attribute and not refusal and type(node.value) is ast.Name and node.value.id == "pytest" \
+                and node.attr not in PYTEST_HELPERS:
+            refusal = f"{path} uses pytest.{node.attr}"
+    return refusal, tuple(imports), frozenset(loads)
+
+
+def _file_refusal(path: str, tree: ast.Module) -> str:
+    """Why the module-level statements of the test file ``path`` are not plain ('' when they are)."""
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in ("pytest", "_pytest")):
@@ -110,7 +150,7 @@ def _file_refusal(path: str, text: str) -> str:
             names = [node.name]
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+            names = [n.id for t in targets for n in _nodes(t) if isinstance(n, ast.Name)]
             if any(name.startswith("test") for name in names):
                 return f"{path} assigns a test name ({', '.join(names)})"
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
@@ -120,12 +160,6 @@ def _file_refusal(path: str, text: str) -> str:
         for name in names:
             if name in SPECIAL_NAMES or name.startswith("pytest_"):
                 return f"{path} defines {name}"
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == "pytest" and not isinstance(node.ctx, ast.Load):
-            continue
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "pytest":
-            if node.attr not in PYTEST_HELPERS:
-                return f"{path} uses pytest.{node.attr}"
     return ""
 
 
@@ -144,7 +178,7 @@ def direct_refusal(hidden_tests: Mapping[str, str]) -> str:
     for path, text in sorted(hidden_tests.items()):
         if not is_test_file(path):
             return f"{path} is not a test file"
-        problem = _file_refusal(path, text)
+        problem = _scan(path, text)[0]
         if problem:
             return problem
     return ""
@@ -163,19 +197,13 @@ def inprocess_refusal(hidden_tests: Mapping[str, str], modules: tuple[str, ...])
     """
     allowed = PURE_MODULES | set(modules) | {"pytest"}
     for path, text in sorted(hidden_tests.items()):
-        for node in ast.walk(ast.parse(text, filename=path)):
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                names = [node.module or "."]
-            elif isinstance(node, ast.Name) and node.id in ("exec", "eval", "open", "globals", "__import__",
-                                                            "setattr", "compile", "breakpoint", "vars"):
-                return f"{path} uses {node.id}"
-            else:
-                continue
-            for name in names:
-                if name.split(".")[0] not in allowed:
-                    return f"{path} imports {name}"
+        _, imports, loads = _scan(path, text)
+        for name in imports:
+            if name.split(".")[0] not in allowed:
+                return f"{path} imports {name}"
+        used = sorted(loads & UNSAFE_BUILTINS)
+        if used:
+            return f"{path} uses {used[0]}"
     return ""
 
 

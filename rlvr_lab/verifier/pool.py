@@ -15,6 +15,12 @@ target utilization.
 row: a slot keeps a fixture's hidden tests collected between verifications, so a trainer that submits a
 whole GRPO group this way pays the collection once per group instead of once per fixture switch.
 
+CPUs: with several slots and no more slots than CPUs (``pin_cpus=None``, the default) each slot runs on
+CPUs of its own (:func:`slot_cpus`; ``Verifier(cpus=...)``: runner, zygote and sandboxes), so two slots'
+request/reply exchanges never wait for each other's processes (HumanEval on 2 cores, 2 slots: 139
+verifications/s pinned against 108-120 unpinned, with 9.0 against 10.0-11.6 ms of CPU each);
+``pin_cpus=False`` leaves placement to the scheduler.
+
 ``pool.meter`` (:class:`~rlvr_lab.verifier.meter.PoolMeter`) measures arrivals, service time, waits and
 backpressure while the pool works, for Little's law in practice (17.9.5).
 
@@ -32,9 +38,19 @@ from typing import Iterable
 
 from rlvr_lab.verifier.meter import PoolMeter
 from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
-from rlvr_lab.verifier.verifier import Verifier
+from rlvr_lab.verifier.verifier import Verifier, usable_cpus
 
 _STOP = object()
+
+
+def slot_cpus(cpus: list[int], workers: int) -> list[tuple[int, ...]]:
+    """``cpus`` split into ``workers`` contiguous groups, one per slot (needs ``workers <= len(cpus)``).
+
+    >>> slot_cpus([0, 1], 2), slot_cpus([0, 1, 2, 3, 4], 2), slot_cpus([0, 1, 2], 1)
+    ([(0,), (1,)], [(0, 1), (2, 3, 4)], [(0, 1, 2)])
+    """
+    n = len(cpus)
+    return [tuple(cpus[i * n // workers:(i + 1) * n // workers]) for i in range(workers)]
 
 
 class PoolFull(RuntimeError):
@@ -78,7 +94,7 @@ class VerifierPool(PoolFront):
     """N verifier slots, a bounded FIFO queue with backpressure, a futures API (module docstring)."""
 
     def __init__(self, workers: int = 2, backend: str = "local", max_queue: int = 64, retries: int = 1,
-                 seed: int | None = None, test_runner: str = "auto"):
+                 seed: int | None = None, test_runner: str = "auto", pin_cpus: bool | None = None):
         if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 64:
             raise ValueError(f"workers must be an integer in [1, 64], got {workers!r}")
         if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue < 1:
@@ -89,13 +105,19 @@ class VerifierPool(PoolFront):
         self._closed = False
         self._close_lock = threading.Lock()
         self.meter = PoolMeter(workers)
+        usable = usable_cpus()
+        if pin_cpus and workers > len(usable):
+            raise ValueError(f"pin_cpus needs at most one slot per CPU ({len(usable)}), got {workers} workers")
+        pin = 1 < workers <= len(usable) if pin_cpus is None else bool(pin_cpus)
+        cpus = slot_cpus(usable, workers) if pin and backend != "docker" else None
         self.verifiers: list[Verifier] = [None] * workers  # type: ignore[list-item]
         errors: list[BaseException] = []
 
         def start(i: int) -> None:
             try:
                 self.verifiers[i] = Verifier(backend=backend, retries=retries, test_runner=test_runner,
-                                             seed=None if seed is None else seed + 1_000_003 * i)
+                                             seed=None if seed is None else seed + 1_000_003 * i,
+                                             cpus=cpus[i] if cpus else None)
             except BaseException as exc:  # reported below, after every slot had its chance
                 errors.append(exc)
 

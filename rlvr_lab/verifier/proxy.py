@@ -40,7 +40,8 @@ class ProxyClient:
         self._send_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._next_id = 0
-        self._waiting: dict[int, list] = {}  # request id -> [Event, reply or None]
+        self._waiting: dict[int, list] = {}  # request id -> [Event (made when it must wait) or None, reply or None]
+        self._rbuf = bytearray()  # bytes read from the channel and not yet taken (the reader's only)
         self._reading = False  # one caller at a time reads the channel (leader/follower)
         self._broken: str | None = None
         self._reply_budget = MAX_REPLY_BYTES  # bytes the sandbox may still send (bounds decode work)
@@ -49,14 +50,16 @@ class ProxyClient:
 
     # -- transport -------------------------------------------------------------------------------
     def _read_exact(self, size: int) -> bytes:
-        parts, remaining = [], size
-        while remaining:
-            chunk = self.channel.recv(min(remaining, 1 << 20))
+        """The next ``size`` bytes; reads up to 64 KiB at a time, so a small frame costs one system call."""
+        buf = self._rbuf
+        while len(buf) < size:
+            chunk = self.channel.recv(min(max(size - len(buf), 1 << 16), 1 << 20))
             if not chunk:
                 raise EOFError("the sandbox closed the channel")
-            parts.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(parts)
+            buf += chunk
+        out = bytes(buf[:size])
+        del buf[:size]
+        return out
 
     def _read_one(self) -> None:
         """Read one reply frame and hand it to its waiting caller (the caller holds the reader role)."""
@@ -73,17 +76,20 @@ class ProxyClient:
             slot = self._waiting.pop(reply["id"], None)
             if slot is not None:
                 slot[1] = reply
+                event = slot[0]
         if slot is None:
             raise ValueError(f"reply to unknown request {reply['id']}")
-        slot[0].set()
+        if event is not None:
+            event.set()
 
     def _break(self, why: str) -> None:
         with self._state_lock:
             if self._broken is None:
                 self._broken = why
             waiting, self._waiting = self._waiting, {}
-        for slot in waiting.values():
-            slot[0].set()
+            events = [slot[0] for slot in waiting.values() if slot[0] is not None]
+        for event in events:
+            event.set()
 
     def _await(self, slot: list) -> None:
         """Wait for ``slot``'s reply, reading the channel ourselves whenever nobody else is."""
@@ -94,6 +100,8 @@ class ProxyClient:
                 lead = not self._reading
                 if lead:
                     self._reading = True
+                elif slot[0] is None:
+                    slot[0] = threading.Event()  # only a caller that must wait needs one
                 else:
                     slot[0].clear()
             if not lead:
@@ -109,9 +117,9 @@ class ProxyClient:
             finally:
                 with self._state_lock:
                     self._reading = False
-                    successor = next(iter(self._waiting.values()), None)
+                    successor = next((s[0] for s in self._waiting.values() if s[0] is not None), None)
                 if successor is not None:
-                    successor[0].set()  # wake a waiting caller to take over reading
+                    successor.set()  # wake a waiting caller to take over reading
 
     def request(self, message: dict) -> Any:
         """Send one request and wait for its reply; returns the decoded value or raises."""
@@ -139,7 +147,7 @@ class ProxyClient:
                 raise SandboxGone(f"sandbox unavailable: {self._broken}")
             self._next_id += 1
             rid = self._next_id
-            slot = [threading.Event(), None]
+            slot = [None, None]
             self._waiting[rid] = slot
         message["id"] = rid
         frame = wire.json_frame(message, limit=None)  # the sandbox enforces its own frame limit

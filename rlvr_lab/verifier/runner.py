@@ -151,9 +151,6 @@ class SlotRunner:
         here = not refusal and not inprocess_refusal(fixture.hidden_tests, tuple(fixture.modules))
         entry = FixtureEntry(directory, expected_tests(fixture.hidden_tests),
                              () if refusal else tuple(sorted(fixture.hidden_tests)), refusal, here)
-        sources = [text for rel, text in fixture.hidden_tests.items() if rel.endswith(".py")]
-        star = proxy_import.star_imports(sources, tuple(fixture.modules))
-        self._star_names[str(directory)] = proxy_import.free_names(sources) if star else None
         self.fixtures[key] = entry
         while len(self.fixtures) > FIXTURE_CACHE:
             old, old_entry = self.fixtures.popitem(last=False)
@@ -252,6 +249,10 @@ class SlotRunner:
                 import pytest  # noqa: F401  (pytest.raises and friends, imported before the fork)
             here = entry.here and threading.current_thread() is threading.main_thread()  # SIGALRM watchdog
             return {**job, "mode": "direct", "files": list(entry.plain), "here": here}
+        if str(entry.directory) not in self._star_names:  # what a star import binds while collecting
+            sources = [text for rel, text in fixture.hidden_tests.items() if rel.endswith(".py")]
+            star = proxy_import.star_imports(sources, tuple(fixture.modules))
+            self._star_names[str(entry.directory)] = proxy_import.free_names(sources) if star else None
         precollected = self._precollect(entry.directory, tuple(fixture.modules))
         return {**job, "mode": "precollected" if precollected else "collect"}
 
@@ -332,9 +333,13 @@ class SlotRunner:
 
 # -- the runner process's request loop (pickles between two trusted processes) ----------------------
 def main(argv: list[str] | None = None) -> int:
-    """``python -m rlvr_lab.verifier.runner BACKEND SLOT_DIR``: serve verification requests on stdin/stdout."""
+    """``python -m rlvr_lab.verifier.runner BACKEND SLOT_DIR [CPUS]``: serve verification requests on
+    stdin/stdout; with ``CPUS`` (``0,1``), this slot (the runner, its zygote and every sandbox) runs on
+    those CPUs only."""
     argv = sys.argv[1:] if argv is None else argv
     backend_name, slot_dir = argv[0], Path(argv[1])
+    if len(argv) > 2:  # before the zygote starts: it and its sandboxes inherit the affinity
+        os.sched_setaffinity(0, {int(c) for c in argv[2].split(",")})
     rfd, wfd = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)

@@ -151,21 +151,6 @@ def public_names(module):
                   if type(n) is str and not n.startswith("_") and type(v) is not type(sys))
 
 
-def read_exact(fd, size):
-    """Read exactly ``size`` bytes from descriptor ``fd``; b"" at a clean end of stream."""
-    chunks = []
-    remaining = size
-    while remaining:
-        chunk = os.read(fd, min(remaining, 1 << 20))
-        if not chunk:
-            if remaining == size:
-                return b""
-            raise EOFError("stream ended inside a frame")
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
-
-
 def write_frame(fd, message, lock):
     """Write one length-prefixed JSON frame to ``fd`` under ``lock``."""
     body = json.dumps(message, separators=(",", ":")).encode("utf-8")
@@ -185,6 +170,7 @@ class Server:
     def __init__(self, rfd, wfd):
         self.rfd = rfd
         self.wfd = wfd
+        self.rbuf = bytearray()  # read from the channel, not yet taken
         self.lock = threading.Lock()
         self.handles = _Handles()
 
@@ -232,16 +218,31 @@ class Server:
         except OSError:
             os._exit(3)
 
+    def _take(self, size):
+        """The next ``size`` bytes of the channel (b"" at a clean end of stream), read up to 64 KiB at a
+        time, so a small frame costs one system call; only the thread holding ``read_lock`` calls it."""
+        buf = self.rbuf
+        while len(buf) < size:
+            chunk = os.read(self.rfd, min(max(size - len(buf), 1 << 16), 1 << 20))
+            if not chunk:
+                if not buf:
+                    return b""
+                raise EOFError("stream ended inside a frame")
+            buf += chunk
+        out = bytes(buf[:size])
+        del buf[:size]
+        return out
+
     def read_request(self):
         """The next request, or None at the end of the stream; a malformed frame ends the server."""
         try:
-            header = read_exact(self.rfd, 4)
+            header = self._take(4)
             if not header:
                 return None
             (size,) = struct.unpack(">I", header)
             if size > MAX_FRAME:
                 raise ValueError("request frame too large")
-            request = json.loads(read_exact(self.rfd, size).decode("utf-8"))
+            request = json.loads(self._take(size).decode("utf-8"))
             if type(request) is not dict:
                 raise ValueError("request is not an object")
             return request

@@ -56,6 +56,30 @@ def _runner_env() -> dict[str, str]:
 
 #: Values of ``Verifier(test_runner=...)``.
 TEST_RUNNERS = ("auto", "pytest")
+
+
+#: Memory-backed directory preferred for a slot's scratch (graded copies, hidden tests), when writable.
+RAM_DIR = "/dev/shm"
+
+
+def scratch_root() -> str | None:
+    """Where a slot keeps its graded copies and hidden tests: :data:`RAM_DIR` when it is a writable tmpfs
+    (every verification writes and removes a directory there: microseconds in memory against a fraction of
+    a millisecond on a disk), else the default temporary directory (None)."""
+    try:
+        with open("/proc/mounts") as mounts:
+            ram = any(line.split()[1:3] == [RAM_DIR, "tmpfs"] for line in mounts)
+    except OSError:
+        return None
+    return RAM_DIR if ram and os.access(RAM_DIR, os.W_OK | os.X_OK) else None
+
+
+def usable_cpus() -> list[int]:
+    """The CPUs this process may run on (all of them where affinity is not supported)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return list(range(os.cpu_count() or 1))
 #: Backends ``backend="auto"`` has already named in this process (one line each, not one per slot).
 ANNOUNCED: set[str] = set()
 
@@ -80,17 +104,25 @@ class Verifier:
     (None draws one per verification). ``test_runner``: ``"auto"`` runs hidden tests that are plain test
     functions without pytest's machinery (:mod:`~rlvr_lab.verifier.direct`; same verdicts, a fraction
     of the cost) and everything else under pytest; ``"pytest"`` runs every fixture under pytest. Each
-    verdict says which ran (``Verdict.test_runner``). Not safe for concurrent ``verify`` calls from
-    several threads (calls are serialized by a lock); use :class:`~rlvr_lab.verifier.pool.VerifierPool`
-    for parallelism.
+    verdict says which ran (``Verdict.test_runner``). ``cpus``: run this slot (runner, zygote, sandboxes)
+    on those CPUs only (:class:`~rlvr_lab.verifier.pool.VerifierPool` gives each slot CPUs of its own
+    when there are enough). Not safe for concurrent ``verify`` calls from several threads (calls are serialized by a
+    lock); use :class:`~rlvr_lab.verifier.pool.VerifierPool` for parallelism.
     """
 
     def __init__(self, backend: str = "local", retries: int = 1, seed: int | None = None,
-                 work_dir: str | os.PathLike | None = None, test_runner: str = "auto"):
+                 work_dir: str | os.PathLike | None = None, test_runner: str = "auto",
+                 cpus: tuple[int, ...] | None = None):
         requested = backend
         if test_runner not in TEST_RUNNERS:
             raise ValueError(f"test_runner must be one of {TEST_RUNNERS}, got {test_runner!r}")
+        if cpus is not None:
+            cpus = tuple(cpus)
+            if not cpus or any(isinstance(c, bool) or not isinstance(c, int) or c not in usable_cpus() for c in cpus):
+                raise ValueError(f"cpus must be some of this process's CPUs {usable_cpus()}, got {cpus!r}")
         self.test_runner = test_runner
+        self.cpus = cpus
+        """The CPUs this slot runs on (runner, zygote and sandboxes), or None: wherever the scheduler likes."""
         backend = resolve_backend(backend)  # ValueError for an unknown name
         if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 10:
             raise ValueError(f"retries must be an integer in [0, 10], got {retries!r}")
@@ -104,7 +136,8 @@ class Verifier:
         self.retries = retries
         self.seed = seed
         self._owns_dir = work_dir is None
-        self.slot_dir = Path(tempfile.mkdtemp(prefix="rlvr-verifier-") if work_dir is None else work_dir)
+        self.slot_dir = Path(tempfile.mkdtemp(prefix="rlvr-verifier-", dir=scratch_root())
+                             if work_dir is None else work_dir)
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._backend_name = backend
@@ -122,7 +155,8 @@ class Verifier:
         bootstrap = (f"import sys; sys.path.insert(0, {str(_PACKAGE_ROOT)!r}); "
                      "from rlvr_lab.verifier.runner import main; sys.exit(main())")
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-B", "-c", bootstrap, self.backend, str(self.slot_dir / "slot")],
+            [sys.executable, "-I", "-B", "-c", bootstrap, self.backend, str(self.slot_dir / "slot")]
+            + ([] if self.cpus is None else [",".join(map(str, self.cpus))]),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_runner_env(),
             cwd="/",
         )
