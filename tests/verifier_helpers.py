@@ -154,17 +154,6 @@ def sandbox_processes(verifier) -> list[int]:
     return [p for p in found if _comm(p) not in ("rlvr-warm-init", "rlvr-warm-srv")]
 
 
-def settled_sandbox_processes(verifier, timeout_s: float = 10.0) -> list[int]:
-    """:func:`sandbox_processes` once the killed sandboxes are torn down (the zygote answers a kill first
-    and reaps right after, so a verdict can arrive a moment before the last process is gone)."""
-    deadline = time.monotonic() + timeout_s
-    found = sandbox_processes(verifier)
-    while found and time.monotonic() < deadline:
-        time.sleep(0.05)
-        found = sandbox_processes(verifier)
-    return found
-
-
 def _comm(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/comm").read_text().strip()

@@ -1,11 +1,13 @@
-"""The runner's pytest processes: each trial's hidden tests run in a fork of the prepared runner (section 17.7).
+"""Where a trial's hidden tests run: a fork of the prepared runner, or the runner itself (section 17.7).
 
-The runner keeps pytest imported and its session started, so a trial only forks: the child dies with
-the runner (``PR_SET_PDEATHSIG``), talks to the candidate through the proxy, runs the hidden tests
-(:func:`run_session`) and writes the :class:`~rlvr_lab.verifier.judging.RecordPlugin`'s record to a
-pipe, which the runner reads until a deadline (:func:`collect_report`). To take the fork off the trial's
-path, the runner forks the next child ahead of time (:func:`fork_standby`): it waits for one job, the
-channel and the result pipe arriving as descriptors over a socket.
+The runner prepares pytest once (:func:`prepare_session`), so a trial only forks: the child dies with
+the runner (``PR_SET_PDEATHSIG``), talks to the candidate through the proxy, runs the job
+(:func:`run_job`: pytest's run loop, :func:`run_session`, or plain tests directly,
+:func:`rlvr_lab.verifier.direct.run_tests`) and writes the record to a pipe, which the runner reads
+until a deadline (:func:`collect_report`). To take the fork off the trial's path, the runner forks the
+next child ahead of time (:func:`fork_standby`): it waits for one job, the channel and the result pipe
+arriving as descriptors over a socket. Pure plain tests need no child at all: :func:`run_here` runs them
+in the runner under a ``SIGALRM`` watchdog and puts the runner's proxy state back afterwards.
 """
 
 from __future__ import annotations

@@ -16,10 +16,9 @@ in the config):
     dies the kernel kills every process left in the namespace (setsid daemons included).
 ``{"op": "kill", "pid": p, "grace": s}``
     (``grace`` optional: the server has already ended, so wait up to ``s`` seconds for init's record first.)
-    Kill that sandbox's init (and so all its processes), reply with the exit record
+    Kill that sandbox's init (and so all its processes), reap it, and reply with the exit record
     ``{"kind", "exit_code", "signal", "detail", "output"}`` (kinds as in
-    :class:`rlvr_lab.verifier.backend.SandboxExit`), then reap it: the teardown overlaps the runner's
-    next steps and ends before the zygote reads its next request.
+    :class:`rlvr_lab.verifier.backend.SandboxExit`).
 
 The zygote also enforces each sandbox's wall-clock deadline (``timeout``; extended by the host's CPU
 contention up to a cap, see :mod:`sandbox_clock`), and tells apart an init that
@@ -252,9 +251,9 @@ class Zygote:
                 if ended:
                     session["record"] = {"kind": "infra", "detail": "unreadable status from sandbox init"}
 
-    def kill(self, pid, kind="killed", grace=0.0, reap=True):
-        """End sandbox ``pid`` and return its record. ``reap=False`` leaves the reaping (and the teardown
-        of its processes) to the caller, which may answer the runner first."""
+    def kill(self, pid, kind="killed", grace=0.0):
+        """End sandbox ``pid``, reap it (init's end means every process of its PID namespace has ended)
+        and return its record."""
         session = self.sessions.get(pid)
         if session is None:
             return {"kind": "infra", "detail": f"no sandbox {pid}"}
@@ -276,9 +275,8 @@ class Zygote:
             except ProcessLookupError:
                 pass
             self._kill_groups(below)
-            if reap:
-                self._reap(pid)
-        return session["record"] or {"kind": session.get("ours_kind", kind)}
+            self._reap(pid)
+        return session["record"]
 
     def on_status(self, pid):
         """Init wrote its record (or died): reap it."""
@@ -319,14 +317,11 @@ class Zygote:
                         os.close(fds[0])
                     self.warm_up()  # the next trial's sandbox, built while this trial runs
                 elif request["op"] == "kill":
-                    # answer first, then reap: the sandbox's teardown overlaps the runner's next steps, and
-                    # is over before this loop reads the next spawn (a slot uid's process count is free)
-                    pid = int(request["pid"])
-                    record = self.kill(pid, grace=float(request.get("grace") or 0.0), reap=False)
+                    # reap before answering: when the runner has its answer (and so the caller its verdict),
+                    # every process of that sandbox is gone
+                    record = self.kill(int(request["pid"]), grace=float(request.get("grace") or 0.0))
+                    self.sessions.pop(int(request["pid"]), None)
                     self.ctl.send(json.dumps({"ok": True, "record": record}).encode())
-                    if pid in self.sessions:
-                        self._reap(pid)
-                        self.sessions.pop(pid, None)
 
                 elif request["op"] == "ping":
                     self.ctl.send(b'{"ok": true}')
