@@ -71,8 +71,6 @@ class FixtureEntry(NamedTuple):
     """Test ids a trusted ``ast`` scan finds (:func:`~rlvr_lab.verifier.judging.expected_tests`)."""
     plain: tuple[str, ...]
     """The hidden files when they are plain tests (:mod:`~rlvr_lab.verifier.direct`), else empty."""
-    refusal: str
-    """Why the direct path does not apply ('' when it does)."""
     here: bool
     """Plain tests that the runner may run in its own process, without a fork (pure imports only)."""
 
@@ -147,10 +145,10 @@ class SlotRunner:
                 target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8")
             os.rename(tmp, directory)
-        refusal = direct_refusal(fixture.hidden_tests)
-        here = not refusal and not inprocess_refusal(fixture.hidden_tests, tuple(fixture.modules))
+        plain = not direct_refusal(fixture.hidden_tests)
+        here = plain and not inprocess_refusal(fixture.hidden_tests, tuple(fixture.modules))
         entry = FixtureEntry(directory, expected_tests(fixture.hidden_tests),
-                             () if refusal else tuple(sorted(fixture.hidden_tests)), refusal, here)
+                             tuple(sorted(fixture.hidden_tests)) if plain else (), here)
         self.fixtures[key] = entry
         while len(self.fixtures) > FIXTURE_CACHE:
             old, old_entry = self.fixtures.popitem(last=False)
@@ -245,8 +243,8 @@ class SlotRunner:
         """What the trial's pytest child runs: plain tests directly, or pytest on the collected items."""
         job = {"test_dir": str(entry.directory), "seed": seed, "modules": list(fixture.modules)}
         if direct and entry.plain:
-            if "pytest" in sys.modules or any("pytest" in fixture.hidden_tests[rel] for rel in entry.plain):
-                import pytest  # noqa: F401  (pytest.raises and friends, imported before the fork)
+            if any("pytest" in fixture.hidden_tests[rel] for rel in entry.plain):
+                import pytest  # noqa: F401  (pytest.raises and friends, imported once, before any fork)
             here = entry.here and threading.current_thread() is threading.main_thread()  # SIGALRM watchdog
             return {**job, "mode": "direct", "files": list(entry.plain), "here": here}
         if str(entry.directory) not in self._star_names:  # what a star import binds while collecting
