@@ -1,6 +1,6 @@
-"""The house rules of issue 15 that a reader of the code relies on: no import cycle inside rlvr_lab (lazy
-imports inside functions count too), no private name imported from another module, and no module longer
-than :data:`MAX_LINES`."""
+"""The house rules a reader of the code relies on: no import cycle inside rlvr_lab (lazy imports inside
+functions count too) and no private name imported from another module. A module longer than
+:data:`MAX_LINES` is reported as a warning."""
 
 import ast
 from pathlib import Path
@@ -90,13 +90,30 @@ def test_the_trainer_api_names_are_objects_not_submodules():
     assert shadowed == []
 
 
-#: Longest module, in lines, that still reads in one sitting (issue 15: "no module over about 400 lines").
+#: Length, in lines, past which a module probably holds more than one concept. It is a warning, not a rule:
+#: a split that follows no seam reads worse than one long module (issue 21).
 MAX_LINES = 400
 
 
-def test_every_module_reads_in_one_sitting():
+def long_modules(paths: list[Path], limit: int = MAX_LINES) -> dict[str, int]:
+    """``{path: lines}`` of the modules in ``paths`` longer than ``limit``."""
+    return {str(p): n for p in paths if (n := len(p.read_text().splitlines())) > limit}
+
+
+def test_the_length_check_finds_a_long_module(tmp_path):
+    short, long = tmp_path / "short.py", tmp_path / "long.py"
+    short.write_text("x = 1\n")
+    long.write_text("x = 1\n" * 5)
+    assert long_modules([short, long], limit=3) == {str(long): 5}
+
+
+def test_modules_longer_than_one_sitting_are_reported():
+    """Warns (never fails) with the modules over :data:`MAX_LINES`, so a reviewer sees them."""
+    import warnings
+
     roots = [PACKAGE, PACKAGE.parent / "labs" / "exercises", PACKAGE.parent / "scripts"]
     paths = [p for root in roots for p in root.rglob("*.py") if "fixtures" not in p.relative_to(root).parts]
     assert len(paths) > 60
-    long = {str(p.relative_to(PACKAGE.parent)): n for p in paths if (n := len(p.read_text().splitlines())) > MAX_LINES}
-    assert not long, f"split these along a seam (one concept per module): {long}"
+    long = long_modules(paths)
+    if long:
+        warnings.warn(f"modules over {MAX_LINES} lines (split along a seam if one exists): {long}", stacklevel=1)
