@@ -1,36 +1,20 @@
-"""Plain test functions run without pytest's machinery: the runner's direct path (sections 17.7, 17.9.5).
+"""Plain test functions run without pytest's machinery: the runner's direct route (sections 17.7, 17.9.5).
 
-Most hidden tests are plain: module-level ``def test_*():`` functions with no arguments, asserting on
-what candidate code returns (every procedural task, HumanEval's ``check(candidate)`` wrapper). For such
-a file, pytest's collection (nodes, fixture resolution, assertion rewriting) and its per-test protocol
-cost more than the test itself when every fixture is new. The runner therefore decides once per
-fixture, by a trusted ``ast`` scan (:func:`direct_refusal`), whether the hidden tests are plain; if so,
-each trial's pytest child compiles the files, executes them as modules (candidate names still come from
-the sandbox through the proxy) and calls each test function in the trial's seeded order
-(:func:`run_tests`). The record it returns has the shape of the pytest path's, so
-:func:`~rlvr_lab.verifier.judging.judge` decides both the same way.
+Most hidden tests are plain module-level ``def test_*():`` functions asserting on what candidate code
+returns. For them pytest's collection and per-test protocol cost more than the tests, so the runner decides
+once per fixture, by a trusted ``ast`` scan (:func:`direct_refusal`), whether the files are plain: only
+``test_*.py`` modules holding imports, functions, non-``Test`` classes, assignments and a docstring; test
+functions with no parameters, decorators, ``async`` or ``yield``; no pytest hooks or marks; ``pytest`` used
+only for ``raises``, ``approx``, ``fail`` and ``skip``. Plain files are executed as modules and their tests
+called in the trial's seeded order (:func:`run_tests`); the record has the pytest route's shape, so
+:func:`~rlvr_lab.verifier.judging.judge` reads both alike. Assertions are not rewritten: a failed ``assert``
+reports its source line, not the compared values. Anything else goes to pytest.
 
-A file is plain when pytest would collect exactly the ``test*`` functions it defines and call each with
-no arguments, nothing else:
-
-* every hidden file is a ``test_*.py`` / ``*_test.py`` module (no conftest, no helper modules);
-* at module level only imports, function definitions, classes not named ``Test*``, assignments and a
-  docstring; nothing named ``pytestmark``, ``pytest_*``, ``__test__`` or an xunit hook
-  (``setup_module``, ``teardown_function``, ...);
-* test functions take no parameters (no fixtures), carry no decorators (no marks, no parametrize) and
-  are neither ``async`` nor generators;
-* ``pytest`` is used only as ``pytest.raises``, ``pytest.approx``, ``pytest.fail`` or ``pytest.skip``.
-
-Anything else (fixtures, classes, marks, conftest) goes to pytest as before. Assertions are not
-rewritten, so a failed ``assert`` is reported with its source line instead of the compared values.
-
-Plain tests that import nothing but the candidate's modules, ``pytest`` and stateless standard-library
-modules (:data:`PURE_MODULES`: no threads, processes, files or global settings) run inside the runner
-process itself, with no fork at all (:func:`inprocess_refusal`): a fork and the copy-on-write faults on
-both sides cost more than such a test. What isolates the trusted side then: each trial gets fresh test
-modules and a freshly seeded ``random``; every candidate module is dropped after the trial; the
-candidate's replies are plain data or handles (nothing of the candidate runs here); and a watchdog ends
-a trial that outlives its budget (:class:`RunnerOverrun`, an infrastructure fault, as for a hung fork).
+Plain tests that import only the candidate, ``pytest`` and stateless standard-library modules
+(:data:`PURE_MODULES`) run in the runner itself, with no fork (:func:`inprocess_refusal`): fresh test
+modules and a freshly seeded ``random`` per trial, candidate modules dropped after it, only plain data or
+handles from the candidate, and a watchdog that ends an overrunning trial (:class:`RunnerOverrun`, an
+infrastructure fault).
 """
 
 from __future__ import annotations

@@ -1,31 +1,16 @@
-"""A pool of verifier slots behind a bounded queue (sections 17.7 and 17.9.5, verification capacity).
+"""A pool of verifier slots behind one bounded queue (sections 17.7 and 17.9.5, verification capacity).
 
-:class:`VerifierPool` runs ``workers`` independent :class:`~rlvr_lab.verifier.verifier.Verifier` slots
-(each its own trusted runner, zygote and slot uid), fed from one FIFO queue of at most ``max_queue``
-waiting requests. ``submit`` returns a :class:`concurrent.futures.Future` that resolves to a
-:class:`~rlvr_lab.verifier.schema.Verdict`.
+:class:`VerifierPool` runs ``workers`` independent :class:`~rlvr_lab.verifier.verifier.Verifier` slots fed
+from one FIFO queue of at most ``max_queue`` requests; ``submit`` returns a Future of a
+:class:`~rlvr_lab.verifier.schema.Verdict`. A full queue applies backpressure: ``submit`` blocks (or raises
+:class:`PoolFull` with ``block=False`` or after ``timeout``), so the producer slows to the pool's pace. Size
+it with :func:`rlvr_lab.cycle_time.verifier_workers` (eq 9).
 
-Backpressure: when ``max_queue`` requests are already waiting, ``submit`` *blocks* until a slot takes
-one (the producer slows to the pool's pace); with ``block=False`` it raises :class:`PoolFull` at once,
-and with ``timeout=t`` it raises :class:`PoolFull` after ``t`` seconds. Size the pool with
-:func:`rlvr_lab.cycle_time.verifier_workers`: arrival rate x expected trials x trial seconds over the
-target utilization.
-
-``submit_many`` queues several candidates for one fixture as a single entry that one slot verifies in a
-row: a slot keeps a fixture's hidden tests collected between verifications, so a trainer that submits a
-whole GRPO group this way pays the collection once per group instead of once per fixture switch.
-
-CPUs: with several slots and no more slots than CPUs (``pin_cpus=None``, the default) each slot runs on
-CPUs of its own (:func:`slot_cpus`; ``Verifier(cpus=...)``: runner, zygote and sandboxes), so two slots'
-request/reply exchanges never wait for each other's processes (HumanEval on 2 cores, 2 slots: 139
-verifications/s pinned against 108-120 unpinned, with 9.0 against 10.0-11.6 ms of CPU each);
-``pin_cpus=False`` leaves placement to the scheduler.
-
-``pool.meter`` (:class:`~rlvr_lab.verifier.meter.PoolMeter`) measures arrivals, service time, waits and
-backpressure while the pool works, for Little's law in practice (17.9.5).
-
-``close()`` (also on leaving a ``with`` block) stops accepting work, lets the slots finish what is
-queued (``cancel_pending=True`` cancels the queued futures instead), then stops the slots.
+``submit_many`` queues a whole group for one fixture as one entry, so a slot collects the hidden tests once
+per group. With no more slots than CPUs each slot runs on CPUs of its own (``pin_cpus``), so two slots'
+request/reply exchanges do not queue behind each other's processes (``benchmarks/verifier.py`` measures it).
+``pool.meter`` records arrivals, service and waits for Little's law (17.9.5). ``close()`` drains the queue
+(or cancels it with ``cancel_pending=True``) and stops the slots.
 """
 
 from __future__ import annotations
