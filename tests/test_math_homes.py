@@ -6,12 +6,10 @@ import sys
 import numpy as np
 import pytest
 
-from rlvr_lab import advantages, cycle_time, plots, rewards
+from rlvr_lab import advantages, cycle_time, rewards
 
 
 def test_moved_functions_keep_their_old_names():
-    assert plots.admitted_fraction is cycle_time.admitted_fraction
-    assert plots.mixture_trials is rewards.mixture_trials
     from rlvr_lab.verifier.cli import wilson
 
     assert wilson(8, 10) == rewards.wilson_interval(8, 10)

@@ -1,7 +1,6 @@
-"""The book's figure style: palette, a Figure that shows itself in Jupyter, PNG bytes, a row of axes.
+"""The book's one figure style: palette, a Figure that shows itself in Jupyter, PNG bytes, a row of axes.
 
-Shared by :mod:`rlvr_lab.plots` (the interactive figures) and :mod:`rlvr_lab.chapter_figures` (the
-chapters' static figures); neither imports the other's internals. matplotlib without pyplot.
+Every module of :mod:`rlvr_lab.figures` draws with it; matplotlib without pyplot, so no display is touched.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ MUTED = "#8d99ae"
 
 class BookFigure(Figure):
     """A plain :class:`~matplotlib.figure.Figure` that Jupyter shows as a PNG even when pyplot (and so the
-    inline backend) was never imported: a cell that ends in ``plots.contrast_figure()`` displays it."""
+    inline backend) was never imported: a cell that ends in ``relations.contrast_figure()`` displays it."""
 
     def _repr_png_(self) -> bytes:
         return png_bytes(self, dpi=100)

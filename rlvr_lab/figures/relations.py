@@ -1,20 +1,9 @@
-"""Static figures for the book: one pure function per relation of chapter 17, each returning a Figure.
+"""Figures of single relations of chapter 17: one pure function per relation, each returning a Figure.
 
-Every function takes the quantities a reader would vary (with the chapter's worked values as defaults),
-computes every plotted number through the library (:mod:`rlvr_lab.rewards`, :mod:`rlvr_lab.credit`,
-:mod:`rlvr_lab.grpo`, :mod:`rlvr_lab.cycle_time`), and returns a :class:`matplotlib.figure.Figure`
-built without pyplot, so no display, backend or global figure state is touched. The widgets of
-:mod:`rlvr_lab.widgets` redraw these same figures when a slider moves; in the book they also stand
-alone as the static figure of each chapter, so each one marks and labels the chapter's worked point.
-
-Sections: 17.2/17.5.4 contrast (:func:`contrast_figure`), 17.3.2 eq 1 (:func:`false_accept_figure`),
-17.3.3 composite score (:func:`reward_weights_figure`), 17.4.3 forks (:func:`fork_figure`),
-17.5.1 eqs 2-3 (:func:`group_advantages_figure`), 17.5.2/17.8.3 clipping (:func:`clip_figure`),
-17.5.3 eq 5 (:func:`length_weights_figure`), 17.7.2 all-pass rule (:func:`all_pass_figure`),
-17.9.2 eq 6 (:func:`cycle_figure`), 17.9.3 eq 7 (:func:`barrier_figure`), 17.9.4 eq 8
-(:func:`staleness_figure`) and 17.9.5 eq 9 (:func:`verifier_pool_figure`) are drawn in
-:mod:`rlvr_lab.fleet_figures` and the recorded experiments' figures in :mod:`rlvr_lab.recorded.figures`;
-both are reachable here under the same names.
+Each takes the quantities a reader would vary (the chapter's worked values as defaults), computes every
+plotted number through the library and marks the worked point; :mod:`rlvr_lab.figures.widgets` redraws
+the same figures when a slider moves. Sections: 17.2/17.5.4 contrast, 17.3.2 eq 1 false accepts, 17.3.3
+composite score, 17.4.3 forks, 17.5.1 eqs 2-3, 17.5.2/17.8.3 clipping, 17.5.3 eq 5, 17.7.2 all-pass rule.
 
 >>> fig = contrast_figure(8, 0.05)
 >>> len(fig.axes)
@@ -27,17 +16,10 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from rlvr_lab import validation as v
-from rlvr_lab import advantages, credit, cycle_time, rewards
-
-from rlvr_lab.figure_style import ACCENT, FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure  # noqa: F401
-from rlvr_lab.figure_style import png_bytes  # noqa: F401 (plots.png_bytes, re-exported)
-from rlvr_lab.figure_style import axes_row as _figure
-from rlvr_lab.figure_style import mark_point as _mark
-# plots is the book's figure API: the fleet's figures (17.9) and those of the recorded claim experiments
-# live in their own modules and are reachable here under the same names.
-from rlvr_lab.fleet_figures import barrier_figure, cycle_figure, staleness_figure, verifier_pool_figure  # noqa: F401
-from rlvr_lab.recorded.figures import (load_recorded, recorded_clip_figure, recorded_exploit_figure,  # noqa: F401
-                                       recorded_length_figure, recorded_pass_at_k_figure)
+from rlvr_lab import advantages, credit, rewards
+from rlvr_lab.figures.style import ACCENT, FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure
+from rlvr_lab.figures.style import axes_row as _figure
+from rlvr_lab.figures.style import mark_point as _mark
 
 
 def contrast_figure(group_size: int = 8, p: float = 0.05, group_sizes=(2, 8, 16)) -> Figure:
@@ -333,17 +315,3 @@ def length_weights_figure(advantage: float = -1.0, lengths=(128, 512, 1024, 2048
            title=f"Same coefficient A = {advantage:g}: shortest is {ratio:.0f}x heavier per token")
     ax.legend(fontsize=8)
     return fig
-
-
-#: Moved beside the math they compute (issue 15); the old names stay for homework scripts.
-admitted_fraction = cycle_time.admitted_fraction
-mixture_trials = rewards.mixture_trials
-
-
-def __getattr__(name: str):
-    """``plots.rollout_roles_figure`` and the other figures of :mod:`rlvr_lab.chapter_figures` (imported lazily)."""
-    from rlvr_lab import chapter_figures
-
-    if name in {f.__name__ for f in chapter_figures.FIGURES}:
-        return getattr(chapter_figures, name)
-    raise AttributeError(f"module 'rlvr_lab.plots' has no attribute {name!r}")

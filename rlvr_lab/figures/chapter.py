@@ -1,15 +1,8 @@
-"""Figures of measured runs and chapter summaries (chapters 5, 6, 7, 9 and 10), each returning a Figure.
+"""Figures of what a chapter measured, or of several worked numbers side by side (chapters 5-7, 9, 10).
 
-Companions to :mod:`rlvr_lab.plots` (and reachable through it: ``plots.rollout_roles_figure`` is this
-module's function). Where :mod:`rlvr_lab.plots` draws one closed-form relation, the functions here draw
-what a chapter measured (a recorded rollout, the exploit gallery, the verifier's trials, one GRPO step)
-or place several worked numbers side by side. Like :mod:`rlvr_lab.plots` they never touch pyplot, so a
-cell that ends in one of these calls shows its PNG under any matplotlib backend, Agg included.
-
-Sections: 17.6 the rollout record (:func:`rollout_roles_figure`), 17.7.1 the exploit gallery
-(:func:`exploit_gallery_figure`), 17.7.2 the all-pass rule measured (:func:`all_pass_measured_figure`),
-17.8.2 length bias, the book's eq (23) (:func:`length_bias_figure`), 17.8.3 clip-higher (:func:`clip_higher_figure`),
-17.10 the case study (:func:`case_study_figure`), 17.11 the chapter's numbers (:func:`key_numbers_figure`).
+Where :mod:`rlvr_lab.figures.relations` draws one closed-form relation, these draw a recorded rollout
+(17.6), the exploit gallery (17.7.1), the all-pass rule measured (17.7.2), length bias (17.8.2),
+clip-higher (17.8.3), the case study (17.10) and the chapter's key numbers (17.11). No pyplot.
 
 >>> length_bias_figure().axes[0].get_xscale()
 'log'
@@ -22,8 +15,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from rlvr_lab import advantages, cycle_time, rewards
-from rlvr_lab.figure_style import FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure
-from rlvr_lab.figure_style import axes_row as _figure
+from rlvr_lab.figures.style import FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure
+from rlvr_lab.figures.style import axes_row as _figure
 
 VERDICT_COLORS = {"pass": "#d62728", "fail": "#2ca02c", "pending": "#f2b134", "unknown": "#9467bd"}
 """Exploit-gallery colours: a pass is red here, because every exploit that passes is a paid hack."""

@@ -1,8 +1,5 @@
-"""Figures of the rollout fleet (section 17.9): slot cycle (eq 6), group barrier (eq 7), staleness
-admission (eq 8) and verifier pool sizing by Little's law (eq 9).
-
-Like :mod:`rlvr_lab.plots` (which also exposes them): one pure function per relation, every plotted number
-computed by :mod:`rlvr_lab.cycle_time` and :mod:`rlvr_lab.rewards`, matplotlib without pyplot.
+"""Figures of the rollout fleet (17.9): slot cycle (eq 6), group barrier (eq 7), staleness admission
+(eq 8) and verifier pool sizing by Little's law (eq 9); every number from :mod:`rlvr_lab.cycle_time`.
 
 >>> len(cycle_figure().axes)
 2
@@ -15,9 +12,9 @@ from matplotlib.figure import Figure
 
 from rlvr_lab import cycle_time
 from rlvr_lab.cycle_time import admitted_fraction
-from rlvr_lab.figure_style import ACCENT, FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure
-from rlvr_lab.figure_style import axes_row as _figure
-from rlvr_lab.figure_style import mark_point as _mark
+from rlvr_lab.figures.style import ACCENT, FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure
+from rlvr_lab.figures.style import axes_row as _figure
+from rlvr_lab.figures.style import mark_point as _mark
 from rlvr_lab.rewards import mixture_trials
 
 

@@ -1,19 +1,8 @@
-"""Interactive dashboards for the book: one function per relation, each one line in a notebook.
+"""The book's explorers: one function per relation, each a :class:`~rlvr_lab.figures.dashboard.Dashboard`.
 
-Each dashboard is a :class:`Dashboard` of :mod:`rlvr_lab.dashboard` (an ipywidgets ``VBox``, also
-importable from here): sliders on the left, a table of the numbers they imply on the right, and below
-them the matching figure of :mod:`rlvr_lab.plots` rendered to PNG. Every number shown comes from the
-library function that the tests check, never from a copy of its formula here, and moving a slider
-recomputes the numbers and redraws the figure. Because the figure is an ``Image`` widget, the book's
-static HTML keeps the saved state of every dashboard without a kernel.
-
-Importing this module needs no display: figures are drawn with the Agg canvas into memory.
-
-Sections: 17.5.4 (:func:`contrast_explorer`), 17.5.2 and 17.8.3 (:func:`clip_explorer`), 17.7.2
-(:func:`all_pass_explorer`), 17.3.2 eq 1 (:func:`false_accept_explorer`), 17.3.3
-(:func:`reward_weights_explorer`), 17.4.3 (:func:`fork_explorer`), 17.9.2 eq 6
-(:func:`cycle_explorer`), 17.9.4 eq 8 (:func:`staleness_explorer`), 17.9.5 eq 9
-(:func:`verifier_pool_explorer`).
+Every number shown comes from the library function the tests check, never from a copy of its formula, and
+the figure below the sliders is the matching one of :mod:`rlvr_lab.figures.relations` or
+:mod:`rlvr_lab.figures.fleet`. Needs no display (Agg into memory). Sections 17.3-17.9.
 
 >>> d = contrast_explorer(group_size=8, p=0.05)
 >>> round(d.numbers["contrast probability P_c"], 2), round(d.numbers["rollouts per informative group"], 1)
@@ -27,11 +16,12 @@ from __future__ import annotations
 
 import html
 
-from rlvr_lab import credit, cycle_time, plots, rewards
-from rlvr_lab.dashboard import Dashboard
-from rlvr_lab.dashboard import float_slider as _float
-from rlvr_lab.dashboard import int_slider as _int
-from rlvr_lab.dashboard import log_slider as _log
+from rlvr_lab import credit, cycle_time, rewards
+from rlvr_lab.figures import fleet, relations
+from rlvr_lab.figures.dashboard import Dashboard
+from rlvr_lab.figures.dashboard import float_slider as _float
+from rlvr_lab.figures.dashboard import int_slider as _int
+from rlvr_lab.figures.dashboard import log_slider as _log
 
 
 def contrast_explorer(group_size: int = 8, p: float = 0.05) -> Dashboard:
@@ -53,7 +43,7 @@ def contrast_explorer(group_size: int = 8, p: float = 0.05) -> Dashboard:
     controls = {"group_size": _int("group_size", group_size, 1, 64, "group size G"),
                 "p": _float("p", p, 0.0, 1.0, 0.01, "pass rate p", ".2f")}
     return Dashboard("Contrast: how often a group carries a gradient, eq (2)", controls, compute,
-                     lambda group_size, p: plots.contrast_figure(group_size, p),
+                     lambda group_size, p: relations.contrast_figure(group_size, p),
                      formats={"rollouts per informative group": ".1f"}, kind="contrast")
 
 
@@ -87,7 +77,7 @@ def clip_explorer(eps_low: float = 0.2, eps_high: float = 0.2, p: float = 0.01) 
                 "eps_high": _float("eps_high", eps_high, 0.0, 0.5, 0.01, "eps_high", ".2f"),
                 "p": _log("p", p, -3, 0, "token probability p")}
     return Dashboard("Clipping: where the incentive stops, eqs (14) and (24)", controls, compute,
-                     lambda eps_low, eps_high, p: plots.clip_figure(eps_low, eps_high, p), kind="clip")
+                     lambda eps_low, eps_high, p: relations.clip_figure(eps_low, eps_high, p), kind="clip")
 
 
 def all_pass_explorer(trials: int = 3, q_bad: float = 0.20, q_good: float = 0.98) -> Dashboard:
@@ -112,7 +102,7 @@ def all_pass_explorer(trials: int = 3, q_bad: float = 0.20, q_good: float = 0.98
                 "q_good": _float("q_good", q_good, 0.0, 1.0, 0.01, "q correct patch", ".2f")}
     return Dashboard("All-pass rule: accidental reward against false rejection, eqs (20) and (21)", controls,
                      compute,
-                     lambda trials, q_bad, q_good: plots.all_pass_figure(trials, q_bad, q_good),
+                     lambda trials, q_bad, q_good: relations.all_pass_figure(trials, q_bad, q_good),
                      formats={"incorrect patch accepted": ".3%", "correct patch rejected": ".2%"}, kind="all_pass")
 
 
@@ -136,7 +126,7 @@ def false_accept_explorer(rho: float = 0.10, alpha: float = 0.025, beta: float =
                 "alpha": _log("alpha", alpha, -3, 0, "false accept alpha"),
                 "beta": _float("beta", beta, 0.05, 1.0, 0.01, "true accept beta", ".2f")}
     return Dashboard("False accepts among rewarded rollouts, eq (3)", controls, compute,
-                     lambda rho, alpha, beta: plots.false_accept_figure(rho, alpha, beta),
+                     lambda rho, alpha, beta: relations.false_accept_figure(rho, alpha, beta),
                      formats={"false-accept share": ".1%", f"true accepts in {rollouts:,}": ",.2f",
                               f"false accepts in {rollouts:,}": ",.2f"},
                      kind="false_accept", fixed={"rollouts": rollouts})
@@ -178,7 +168,7 @@ def reward_weights_explorer(w_format: float = 0.2, w_length: float = 0.3) -> Das
                 "w_length": _float("w_length", w_length, 0.0, 1.0, 0.01, "length weight λ_ℓ", ".2f")}
     return Dashboard("Reward composition, eqs (4) and (5): does every pass still outrank every failure?", controls,
                      compute,
-                     lambda w_format, w_length: plots.reward_weights_figure(w_format, w_length),
+                     lambda w_format, w_length: relations.reward_weights_figure(w_format, w_length),
                      formats={"ordering margin": "+.2f"}, extra_html=table,
                      kind="reward_weights", fixed={"score_table": [list(row) for row in SCORE_TABLE]})
 
@@ -197,7 +187,7 @@ def fork_explorer(horizon: int = 30, tokens_per_turn: int = 512, continuations: 
     (1797120, 138240, 9.0)
     """
     def compute(horizon, tokens_per_turn, continuations, forks):
-        chosen = plots.even_forks(horizon, forks)
+        chosen = relations.even_forks(horizon, forks)
         m = max(continuations, 1)
         return {
             "chosen fork turns": ", ".join(map(str, chosen)) or "none",
@@ -216,7 +206,7 @@ def fork_explorer(horizon: int = 30, tokens_per_turn: int = 512, continuations: 
                 "forks": _int("forks", forks, 1, 10, "chosen forks |S|")}
 
     def draw(horizon, tokens_per_turn, continuations, forks):
-        return plots.fork_figure(horizon, continuations, plots.even_forks(horizon, forks))
+        return relations.fork_figure(horizon, continuations, relations.even_forks(horizon, forks))
 
     return Dashboard("Continuation sampling, eqs (10) and (11): what a fork schedule costs and resolves", controls,
                      compute, draw, kind="fork",
@@ -251,7 +241,7 @@ def cycle_explorer(horizon: int = 20, t_model: float = 0.12, t_tool: float = 0.0
                 "t_reset": _log("t_reset", t_reset, -3, 1.3, "reset s"),
                 "slots": _int("slots", slots, 1, 1024, "slots")}
     return Dashboard("Environment cycle, eq (25): what a faster reset buys", controls, compute,
-                     lambda **kw: plots.cycle_figure(**kw), kind="cycle",
+                     lambda **kw: fleet.cycle_figure(**kw), kind="cycle",
                      formats={"cycle time (s)": ".3f", "reset share of cycle": ".1%",
                               "capacity (episodes/h)": ",.0f", "zero-reset ceiling (episodes/h)": ",.0f"})
 
@@ -261,7 +251,7 @@ def staleness_explorer(step_s: float = 30.0, max_lag: int = 2, ages=(20.0, 60.0,
     """Staleness bound -> admitted fraction (eq 8, 17.9.4) for rollouts of the given ages and shares.
 
     Numbers from :func:`cycle_time.version_lag` and :func:`cycle_time.admit` (via
-    :func:`plots.admitted_fraction`).
+    :func:`cycle_time.admitted_fraction`).
 
     >>> d = staleness_explorer()
     >>> d.numbers["admitted fraction"], d.numbers["lag of a 150 s rollout"]
@@ -270,7 +260,7 @@ def staleness_explorer(step_s: float = 30.0, max_lag: int = 2, ages=(20.0, 60.0,
     ages, weights = tuple(float(a) for a in ages), tuple(float(x) for x in weights)
 
     def compute(step_s, max_lag):
-        out = {"admitted fraction": plots.admitted_fraction(step_s, max_lag, ages, weights)}
+        out = {"admitted fraction": cycle_time.admitted_fraction(step_s, max_lag, ages, weights)}
         for a in ages:
             out[f"lag of a {a:g} s rollout"] = cycle_time.version_lag(a, step_s)
         return out
@@ -278,7 +268,7 @@ def staleness_explorer(step_s: float = 30.0, max_lag: int = 2, ages=(20.0, 60.0,
     controls = {"step_s": _float("step_s", step_s, 5.0, 250.0, 1.0, "trainer step s", ".0f"),
                 "max_lag": _int("max_lag", max_lag, 0, 8, "lag bound")}
     return Dashboard("Staleness, eq (27): which rollouts a lag bound admits", controls, compute,
-                     lambda step_s, max_lag: plots.staleness_figure(step_s, max_lag, ages, weights),
+                     lambda step_s, max_lag: fleet.staleness_figure(step_s, max_lag, ages, weights),
                      kind="staleness", fixed={"ages": list(ages), "weights": list(weights)},
                      formats={"admitted fraction": ".1%"})
 
@@ -289,14 +279,14 @@ def verifier_pool_explorer(arrival_per_s: float = 32.0, trials: int = 3, trial_s
     """Verifier pool sizing (eq 9, 17.9.5): workers for all K trials and for stop-on-first-rejection.
 
     Numbers from :func:`cycle_time.verifier_demand`, :func:`cycle_time.verifier_workers` and
-    :func:`rewards.expected_trials` over the candidate mixture (via :func:`plots.mixture_trials`).
+    :func:`rewards.expected_trials` over the candidate mixture (via :func:`rewards.mixture_trials`).
 
     >>> d = verifier_pool_explorer()
     >>> d.numbers["busy workers, 1 trial"], d.numbers["busy workers, all K"], d.numbers["workers, all K"]
     (256.0, 768.0, 960)
     """
     def compute(arrival_per_s, trials, trial_s, target_utilization, incorrect_share):
-        expected, plugin = plots.mixture_trials(trials, incorrect_share, q_incorrect, q_correct)
+        expected, plugin = rewards.mixture_trials(trials, incorrect_share, q_incorrect, q_correct)
         return {
             "busy workers, 1 trial": cycle_time.verifier_demand(arrival_per_s, 1, trial_s),
             "busy workers, all K": cycle_time.verifier_demand(arrival_per_s, trials, trial_s),
@@ -316,7 +306,7 @@ def verifier_pool_explorer(arrival_per_s: float = 32.0, trials: int = 3, trial_s
                 "incorrect_share": _float("incorrect_share", incorrect_share, 0.0, 1.0, 0.05,
                                           "incorrect share", ".2f")}
     return Dashboard("Verifier pool, eq (28): workers to provision", controls, compute,
-                     lambda **kw: plots.verifier_pool_figure(**kw, q_incorrect=q_incorrect, q_correct=q_correct),
+                     lambda **kw: fleet.verifier_pool_figure(**kw, q_incorrect=q_incorrect, q_correct=q_correct),
                      formats={"busy workers, 1 trial": ",.0f", "busy workers, all K": ",.0f",
                               "expected trials (mixture)": ".3f"},
                      kind="verifier_pool", fixed={"q_incorrect": float(q_incorrect), "q_correct": float(q_correct)})

@@ -1,8 +1,7 @@
-"""Figures of the recorded claim experiments (``experiments/*.py``; sections 17.5.1, 17.8.3, 17.5.3, 17.9.6).
+"""Figures of the claim experiments' stored three-seed results (:mod:`rlvr_lab.claims`): exploit
+amplification (17.5.1), clip-higher (17.8.3), length normalisation (17.5.3) and pass@k (17.8.4).
 
-Each figure draws a stored three-seed result of :mod:`rlvr_lab.recorded` (or a result dict given to it):
-exploit amplification, clip-higher, length normalisation and pass@k. They are also reachable as
-``rlvr_lab.plots.recorded_*_figure``. matplotlib without pyplot (:mod:`rlvr_lab.figure_style`).
+Each draws the stored result, or a result dict given to it.
 """
 
 from __future__ import annotations
@@ -10,18 +9,9 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from rlvr_lab.figure_style import ACCENT, FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR
-from rlvr_lab.figure_style import axes_row as _figure
-from rlvr_lab.recorded import load
-
-
-def load_recorded(name: str) -> dict:
-    """The stored result of one claim experiment (``experiments/<name>.py``; see :mod:`rlvr_lab.recorded`).
-
-    >>> load_recorded("pass_at_k")["regime"]["n"]
-    32
-    """
-    return load(name)
+from rlvr_lab.figures.style import ACCENT, FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR
+from rlvr_lab.figures.style import axes_row as _figure
+from rlvr_lab.claims import load
 
 
 def _seed_band(ax, runs: list[dict], arm: str, key: str, color: str, label: str) -> None:
@@ -46,7 +36,7 @@ def recorded_exploit_figure(result: dict | None = None) -> Figure:
     >>> recorded_exploit_figure().axes[0].get_xlabel()
     'GRPO step'
     """
-    result = result or load_recorded("exploit_amplification")
+    result = result or load("exploit_amplification")
     fig, (ax1, ax2) = _figure()
     for arm, color in (("naive", FAIL_COLOR), ("isolated", PASS_COLOR)):
         _seed_band(ax1, result["runs"], arm, "exploit", color, f"rewarded by {arm}")
@@ -63,7 +53,7 @@ def recorded_clip_figure(result: dict | None = None) -> Figure:
     >>> recorded_clip_figure().axes[1].get_ylabel()
     'share of all policy tokens'
     """
-    result = result or load_recorded("clip_higher")
+    result = result or load("clip_higher")
     fig, (ax1, ax2) = _figure()
     for arm, color, label in (("symmetric", NEUTRAL, "symmetric 0.2 / 0.2"),
                               ("clip_higher", ACCENT, "clip-higher 0.2 / 0.28")):
@@ -86,7 +76,7 @@ def recorded_length_figure(result: dict | None = None) -> Figure:
     >>> recorded_length_figure().axes[0].get_ylabel()
     'tokens'
     """
-    result = result or load_recorded("length_norm")
+    result = result or load("length_norm")
     fig, (ax1, ax2) = _figure()
     for arm, color, label in (("sequence", FAIL_COLOR, "per-sequence 1/|o_i|"),
                               ("constant", NEUTRAL, "constant L = mean length")):
@@ -107,7 +97,7 @@ def recorded_pass_at_k_figure(result: dict | None = None) -> Figure:
     >>> recorded_pass_at_k_figure().axes[0].get_xscale()
     'log'
     """
-    result = result or load_recorded("pass_at_k")
+    result = result or load("pass_at_k")
     ks = result["regime"]["ks"]
     s = result["summary"]
     fig, (ax1, ax2) = _figure()

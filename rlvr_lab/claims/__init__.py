@@ -1,10 +1,8 @@
-"""Recorded results of the claim experiments (``experiments/*.py``): loading and the tables the course shows.
+"""Stored 3-seed results of the claim experiments (``experiments/*.py``): loading, and the tables shown.
 
-Each experiment trains 3 seeds (or more) and writes ``experiments/results/<name>.json`` plus this package's
-copy ``<name>.json``, so an installed wheel (and Colab) can show the recorded runs that CI cannot afford to
-repeat. :func:`table` renders the markdown table that ``experiments/RESULTS.md``, chapter 7 and labs 4-5
-show; ``tests/test_recorded_results.py`` checks that RESULTS.md holds exactly these tables and that every
-interval is recomputed from the per-seed values. Intervals: mean over seeds +- t(0.975, n-1) * sd / sqrt(n).
+Each experiment writes ``experiments/results/<name>.json`` and this package's copy ``<name>.json``, so an
+installed wheel (and Colab) shows runs that CI cannot afford to repeat. :func:`table` renders the markdown
+table of ``experiments/RESULTS.md``, chapter 7 and labs 4-5. Intervals: mean +- t(0.975, n-1) sd / sqrt(n).
 
 >>> sorted(load("pass_at_k")["summary"])[:2]
 ['1', '16']

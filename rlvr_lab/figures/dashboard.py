@@ -1,15 +1,13 @@
-"""The dashboard the book's explorers are built from (sections 17.3-17.9): sliders, a readout, a figure.
+"""The dashboard every explorer of the book is built from: sliders, a readout of the numbers, a figure.
 
-A :class:`Dashboard` (an ipywidgets ``VBox``) holds sliders on the left, a table of the numbers they imply
-on the right, and below them a figure of :mod:`rlvr_lab.plots` rendered to PNG; moving a slider recomputes
-the numbers and redraws the figure. Because the figure is an ``Image`` widget, the book's static HTML keeps
-the saved state of every dashboard without a kernel, and each readout cell carries its full-precision value
-(``data-value``) and the dashboard's recomputation spec (``data-rlvr``) for ``book/_static/rlvr-math.js``.
-The slider builders below refuse a starting value outside the slider's range. The explorers themselves,
-one function per relation, live in :mod:`rlvr_lab.widgets`.
+Moving a slider recomputes the numbers and redraws the figure into an ``Image`` widget, so the book's
+static HTML keeps each dashboard's saved state without a kernel; each readout cell carries its full-precision
+value (``data-value``) and the recomputation spec (``data-rlvr``) for ``book/_static/rlvr-math.js``.
+The explorers themselves live in :mod:`rlvr_lab.figures.widgets`.
 
+>>> from rlvr_lab.figures import relations
 >>> d = Dashboard("x squared", {"x": float_slider("x", 0.5, 0.0, 1.0, 0.1)}, lambda x: {"x^2": x * x},
-...               lambda x: plots.contrast_figure(8, x))
+...               lambda x: relations.contrast_figure(8, x))
 >>> d.numbers, d.updates
 ({'x^2': 0.25}, 1)
 >>> d.controls["x"].value = 0.2
@@ -29,7 +27,7 @@ from typing import Callable
 
 import ipywidgets as w
 
-from rlvr_lab import plots
+from rlvr_lab.figures.style import png_bytes
 
 STYLE = {"description_width": "150px"}
 """Every slider's style: room for a label such as "false accept alpha"."""
@@ -94,7 +92,7 @@ class Dashboard(w.VBox):
         spec = html.escape(json.dumps({"kind": self.kind, "fixed": self.fixed, "formats": self._formats}), quote=True)
         self.readout.value = f"<table class='rlvr-readout' data-rlvr='{spec}'>{rows}</table>{extra}"
         # 100 dpi: the smallest figure text (8 pt) is 11 px at natural size, readable when a phone scrolls it.
-        self.image.value = plots.png_bytes(self._draw(**params), dpi=100)
+        self.image.value = png_bytes(self._draw(**params), dpi=100)
 
     def _format(self, label: str, value) -> str:
         spec = self._formats.get(label)
