@@ -227,3 +227,35 @@ def test_reward_weights_title_at_the_boundary_says_touching_not_minus_zero():
     title = relations.reward_weights_figure(0.5, 0.5).axes[1].get_title()
     assert title.startswith('Score ranges: touching') and '-0.00' not in title
 
+
+OLD_PATHS = {
+    "rlvr_lab.plots": ["contrast_figure", "false_accept_figure", "reward_weights_figure", "all_pass_figure",
+                       "fork_figure", "even_forks", "group_advantages_figure", "clip_figure",
+                       "length_weights_figure", "cycle_figure", "barrier_figure", "staleness_figure",
+                       "verifier_pool_figure", "rollout_roles_figure", "exploit_gallery_figure",
+                       "all_pass_measured_figure", "length_bias_figure", "clip_higher_figure", "case_study_figure",
+                       "key_numbers_figure", "load_recorded", "recorded_exploit_figure", "recorded_clip_figure",
+                       "recorded_length_figure", "recorded_pass_at_k_figure", "admitted_fraction", "mixture_trials",
+                       "png_bytes", "BookFigure", "PASS_COLOR", "FAIL_COLOR", "NEUTRAL", "ACCENT", "MUTED"],
+    "rlvr_lab.figure_style": ["PASS_COLOR", "FAIL_COLOR", "NEUTRAL", "ACCENT", "MUTED", "BookFigure", "png_bytes",
+                              "axes_row", "mark_point"],
+    "rlvr_lab.fleet_figures": ["cycle_figure", "barrier_figure", "staleness_figure", "verifier_pool_figure"],
+    "rlvr_lab.chapter_figures": ["FIGURES", "VERDICT_COLORS", "rollout_roles_figure", "key_numbers_figure"],
+    "rlvr_lab.dashboard": ["Dashboard", "float_slider", "int_slider", "log_slider", "check_range", "STYLE", "LAYOUT"],
+    "rlvr_lab.widgets": ["ALL", "SCORE_TABLE", "Dashboard", "contrast_explorer", "verifier_pool_explorer"],
+    "rlvr_lab.recorded": ["NAMES", "load", "table", "ci"],
+    "rlvr_lab.recorded.figures": ["load_recorded", "recorded_exploit_figure", "recorded_pass_at_k_figure"],
+}
+"""The figure modules' old paths (before rlvr_lab.figures and rlvr_lab.claims) and names homework may use."""
+
+
+@pytest.mark.parametrize("old", sorted(OLD_PATHS))
+def test_old_figure_paths_keep_their_names_with_a_deprecation_warning(old):
+    import importlib
+
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=f"{old} moved to rlvr_lab\\.(figures|claims)"):
+        module = importlib.import_module(old)
+    missing = [name for name in OLD_PATHS[old] if not hasattr(module, name)]
+    assert missing == []
+    assert module.__doc__.startswith("Deprecated")

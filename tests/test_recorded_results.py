@@ -201,3 +201,14 @@ def test_exploit_prose_facts_for_the_minority_habit_regime():
     assert data["summary"]["exploit_last"]["difference"]["lo"] > 0.3
     assert [r["naive"]["lone_won_by_exploit"] for r in runs] == [8, 9, 3]
 
+
+def test_the_old_recorded_path_reads_the_claims_data_with_a_warning():
+    import importlib
+    import sys
+
+    sys.modules.pop("rlvr_lab.recorded", None)
+    with pytest.warns(DeprecationWarning, match="rlvr_lab.recorded moved to rlvr_lab.claims"):
+        recorded = importlib.import_module("rlvr_lab.recorded")
+    assert recorded.load("pass_at_k") == claims.load("pass_at_k")
+    assert recorded.table("clip_higher") == claims.table("clip_higher")
+    assert not os.path.exists(os.path.join(ROOT, "rlvr_lab", "recorded", "pass_at_k.json"))

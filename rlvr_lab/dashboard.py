@@ -1,0 +1,9 @@
+"""Deprecated: moved to :mod:`rlvr_lab.figures.dashboard`; this path goes in 0.2."""
+
+import warnings
+
+from rlvr_lab.figures.dashboard import (LAYOUT, STYLE, Dashboard, check_range, float_slider,  # noqa: F401
+                                        int_slider, log_slider)
+
+warnings.warn("rlvr_lab.dashboard moved to rlvr_lab.figures.dashboard; the old path goes in 0.2",
+              DeprecationWarning, stacklevel=2)
