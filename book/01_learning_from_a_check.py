@@ -171,7 +171,7 @@ for G, p in [(2, 0.10), (8, 0.05), (8, 0.50), (64, 0.0)]:
 # for each group that can move the weights. Move the sliders to find where contrast is cheap.
 
 # %%
-from rlvr_lab import widgets
+from rlvr_lab.figures import widgets
 
 widgets.contrast_explorer(group_size=8, p=0.05)
 
@@ -185,9 +185,9 @@ widgets.contrast_explorer(group_size=8, p=0.05)
 # batch holds ($P_c$ = 0.10, 0.34 and 0.81 for those three sizes), not cheaper contrast.
 
 # %%
-from rlvr_lab import plots
+from rlvr_lab.figures import relations
 
-plots.contrast_figure(group_size=2, p=0.10, group_sizes=(2, 8, 16, 32))
+relations.contrast_figure(group_size=2, p=0.10, group_sizes=(2, 8, 16, 32))
 
 # %% [markdown]
 # ## A check that is being optimised needs a wall

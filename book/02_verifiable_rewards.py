@@ -202,7 +202,7 @@ print(f"false-accept share     {rewards.false_accept_share(rho, alpha, beta):8.1
 # pass in its group, weighs far more than one on an easy task.)
 
 # %%
-from rlvr_lab import widgets
+from rlvr_lab.figures import widgets
 
 widgets.false_accept_explorer(rho=0.10, alpha=0.025)
 
@@ -246,9 +246,9 @@ for wf, wl in [(0.2, 0.3), (0.3, 0.75)]:
 # pass (long, unformatted).
 
 # %%
-from rlvr_lab import plots
+from rlvr_lab.figures import relations
 
-plots.reward_weights_figure(w_format=0.5, w_length=0.6)
+relations.reward_weights_figure(w_format=0.5, w_length=0.6)
 
 # %% [markdown]
 # Try weights that look harmless on a single pair of rollouts and fail the bound: the score table in the

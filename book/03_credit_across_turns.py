@@ -223,7 +223,7 @@ for name, forks in [("every intermediate boundary", "all"), ("after turns 10 and
 # which is why the schedule, not the estimator, is the real design decision.
 
 # %%
-from rlvr_lab import widgets
+from rlvr_lab.figures import widgets
 
 widgets.fork_explorer(horizon=30, tokens_per_turn=512, continuations=8, forks=2)
 
@@ -233,9 +233,9 @@ widgets.fork_explorer(horizon=30, tokens_per_turn=512, continuations=8, forks=2)
 # with $M = 20$ marked (right).
 
 # %%
-from rlvr_lab import plots
+from rlvr_lab.figures import relations
 
-plots.fork_figure(horizon=30, continuations=20, forks=[10, 20])
+relations.fork_figure(horizon=30, continuations=20, forks=[10, 20])
 
 # %% [markdown]
 # Where to fork? Two triggers work well: turns where the policy's next-token distribution is spread over

@@ -131,9 +131,9 @@ for group in ([0, 1, 0, 0], [1, 1, 0, 0], [1, 0, 1, 1, 0, 0, 0, 0]):
 # often the only pass and carry a coefficient near $\sqrt{G-1}$.
 
 # %%
-from rlvr_lab import plots
+from rlvr_lab.figures import relations
 
-plots.group_advantages_figure(group_rewards=(0.0, 1.0, 0.0))
+relations.group_advantages_figure(group_rewards=(0.0, 1.0, 0.0))
 
 # %% [markdown]
 # ### Recorded: does a naive verifier amplify an exploit on the course's model?
@@ -141,7 +141,7 @@ plots.group_advantages_figure(group_rewards=(0.0, 1.0, 0.0))
 # `experiments/exploit_amplification.py` (lab 4 on three seeds) warm-starts a tiny model with a few
 # demonstrations of an exploit (`os._exit(0)`, which the naive harness of chapter 6 scores as a pass) and
 # trains it twice from the same warm start, rewarded by the naive harness and by the isolated verifier. Two
-# warm starts were recorded (`rlvr_lab.recorded`), and the difference between them is the lesson.
+# warm starts were recorded (`rlvr_lab.claims`), and the difference between them is the lesson.
 #
 # **When the exploit is an occasional habit on many tasks, the claim reproduces.** With the exploit
 # demonstrated as an extra answer on tasks that keep their honest one, the warm start writes it on 7-23 %
@@ -158,12 +158,13 @@ plots.group_advantages_figure(group_rewards=(0.0, 1.0, 0.0))
 
 # %%
 from IPython.display import Markdown, display
-from rlvr_lab import plots, recorded
+from rlvr_lab import claims
+from rlvr_lab.figures import experiments
 
 for name in ("exploit_amplification_easy", "exploit_amplification"):
-    print(name, "|", recorded.load(name)["command"])
-    display(Markdown(recorded.table(name)))
-plots.recorded_exploit_figure(recorded.load("exploit_amplification_easy"))
+    print(name, "|", claims.load(name)["command"])
+    display(Markdown(claims.table(name)))
+experiments.recorded_exploit_figure(claims.load("exploit_amplification_easy"))
 
 # %% [markdown]
 # ## The clipped surrogate
@@ -222,12 +223,12 @@ for p in (0.9, 0.01):
     print(f"p={p}: positive incentive stops at {high:.3f} (headroom {high - p:+.3f})")
 
 # %%
-from rlvr_lab import widgets
+from rlvr_lab.figures import widgets
 
 widgets.clip_explorer(eps_low=0.2, eps_high=0.2, p=0.01)
 
 # %%
-plots.clip_figure(eps_low=0.2, eps_high=0.28, p=0.01)
+relations.clip_figure(eps_low=0.2, eps_high=0.28, p=0.01)
 
 # %% [markdown]
 # ## The reference penalty and the objective
@@ -305,7 +306,7 @@ print("constant:    ", grpo.per_token_weights([-1.0, -1.0], [128, 4096], norm="c
 # sequences, which chapter 7 measures.
 
 # %%
-plots.length_weights_figure(advantage=-1.0, lengths=(128, 512, 1024, 2048, 4096))
+relations.length_weights_figure(advantage=-1.0, lengths=(128, 512, 1024, 2048, 4096))
 
 # %% [markdown]
 # ## Zero-contrast groups and the price of contrast

@@ -220,9 +220,9 @@ print(
 )
 
 # %%
-from rlvr_lab import plots
+from rlvr_lab.figures import chapter
 
-plots.rollout_roles_figure(rec)
+chapter.rollout_roles_figure(rec)
 
 # %% [markdown]
 # The grey and yellow stretches are context: they shape the model's activations, so they sit inside every
@@ -437,7 +437,7 @@ print(
 # assessment and reset share one slot's cycle, and what that does to a pool's capacity.
 
 # %%
-from rlvr_lab.widgets import cycle_explorer
+from rlvr_lab.figures.widgets import cycle_explorer
 
 cycle_explorer(
     horizon=10, t_model=0.2, t_tool=2.0, t_assess=0.5, t_reset=3.5, slots=256

@@ -207,9 +207,9 @@ pd.set_option("display.max_colwidth", 80)
 gallery
 
 # %%
-from rlvr_lab import plots
+from rlvr_lab.figures import chapter
 
-plots.exploit_gallery_figure(gallery["exploit"], gallery["naive harness"], gallery["isolated verifier"])
+chapter.exploit_gallery_figure(gallery["exploit"], gallery["naive harness"], gallery["isolated verifier"])
 
 # %% [markdown]
 # The naive harness runs candidate code as the current user with the host's network and files, so this
@@ -427,7 +427,7 @@ print(
 # rejection of the right one, and the trials each costs under stop-on-first-rejection.
 
 # %%
-from rlvr_lab.widgets import all_pass_explorer
+from rlvr_lab.figures.widgets import all_pass_explorer
 
 all_pass_explorer(trials=3, q_bad=0.20, q_good=0.98)
 
@@ -479,7 +479,7 @@ pd.DataFrame(measured).round(3)
 # measured reference patches on the same axes.
 
 # %%
-plots.all_pass_measured_figure(measured, q_bad=q_bad, q_good=q_good, rule_runs=N_RULE)
+chapter.all_pass_measured_figure(measured, q_bad=q_bad, q_good=q_good, rule_runs=N_RULE)
 
 # %% [markdown]
 # ### When runs disagree

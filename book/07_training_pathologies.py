@@ -201,9 +201,9 @@ print(
 print(f"constant divisor:    ratio {const[0] / const[1]:.0f}x")
 
 # %%
-from rlvr_lab import plots
+from rlvr_lab.figures import chapter
 
-plots.length_bias_figure(constant=2048)
+chapter.length_bias_figure(constant=2048)
 
 # %% [markdown]
 # These scalar weights describe the push on each token, not the resulting drift in length, which depends on
@@ -223,7 +223,7 @@ plots.length_bias_figure(constant=2048)
 # a 64-token budget against answers of about 11 tokens, and a task mix with a family the warm start never
 # saw, so most rollouts fail. The constant arm divides by the first batch's mean completion length (about
 # 11.4 tokens), not by the budget, so both arms take steps of the same average size and differ only in how
-# the weight is spread across lengths. The stored result (`rlvr_lab.recorded`):
+# the weight is spread across lengths. The stored result (`rlvr_lab.claims`):
 #
 # **The direction reproduces; the size is small.** Failing rollouts grew under per-sequence normalisation
 # in all three seeds and less or not at all under the constant; the difference in growth is about one
@@ -234,10 +234,11 @@ plots.length_bias_figure(constant=2048)
 
 # %%
 from IPython.display import Markdown, display
-from rlvr_lab import plots, recorded
+from rlvr_lab import claims
+from rlvr_lab.figures import experiments
 
-display(Markdown(recorded.table("length_norm")))
-plots.recorded_length_figure()
+display(Markdown(claims.table("length_norm")))
+experiments.recorded_length_figure()
 
 # %%
 from rlvr_lab import rewards
@@ -301,12 +302,12 @@ for p in [0.9, 0.5, 0.1, 0.01]:
 # choice.
 
 # %%
-from rlvr_lab.widgets import clip_explorer
+from rlvr_lab.figures.widgets import clip_explorer
 
 clip_explorer(eps_low=0.2, eps_high=0.28, p=0.01)
 
 # %%
-plots.clip_higher_figure(settings=[(0.2, 0.2), (0.2, 0.28)])
+chapter.clip_higher_figure(settings=[(0.2, 0.2), (0.2, 0.28)])
 
 # %% [markdown]
 # ### Recorded: does clip-higher keep more diversity on the course's model?
@@ -315,7 +316,7 @@ plots.clip_higher_figure(settings=[(0.2, 0.2), (0.2, 0.28)])
 # ($\epsilon_{\text{low}} = \epsilon_{\text{high}} = 0.2$) and with clip-higher ($\epsilon_{\text{high}} =
 # 0.28$), at a learning rate and a number of passes per batch (eight) chosen so that ratios leave the
 # interval, and logs token entropy, distinct completions per rollout in groups with no pass, and how often
-# each bound acts. The table and figure below are the stored three-seed result (`rlvr_lab.recorded`), not
+# each bound acts. The table and figure below are the stored three-seed result (`rlvr_lab.claims`), not
 # a run in this page.
 #
 # **At this scale the claim does not reproduce, and the table shows why.** The differences in final
@@ -330,10 +331,11 @@ plots.clip_higher_figure(settings=[(0.2, 0.2), (0.2, 0.28)])
 
 # %%
 from IPython.display import Markdown, display
-from rlvr_lab import plots, recorded
+from rlvr_lab import claims
+from rlvr_lab.figures import experiments
 
-display(Markdown(recorded.table("clip_higher")))
-plots.recorded_clip_figure()
+display(Markdown(claims.table("clip_higher")))
+experiments.recorded_clip_figure()
 
 # %% [markdown]
 # Other regularisers attack collapse differently. An explicit **entropy bonus** penalises sharp
@@ -396,7 +398,7 @@ for k in (1, 2, 4, 8, 16):
 #
 # `experiments/pass_at_k.py` trains the course's `cpu` preset on three seeds and samples the warm start and
 # the trained policy 32 times on each of 32 held-out tasks (same sampling seed), then averages the unbiased
-# pass@$k$ over the tasks. The stored result (`rlvr_lab.recorded`):
+# pass@$k$ over the tasks. The stored result (`rlvr_lab.claims`):
 #
 # **The claim reproduces on the course's model.** In every seed pass@1 rose and the warm start caught up
 # at $k = 8$ or $16$; at $k = 32$ it is ahead in every seed, with an interval over seeds that excludes zero.
@@ -405,10 +407,11 @@ for k in (1, 2, 4, 8, 16):
 
 # %%
 from IPython.display import Markdown, display
-from rlvr_lab import plots, recorded
+from rlvr_lab import claims
+from rlvr_lab.figures import experiments
 
-display(Markdown(recorded.table("pass_at_k")))
-plots.recorded_pass_at_k_figure()
+display(Markdown(claims.table("pass_at_k")))
+experiments.recorded_pass_at_k_figure()
 
 # %% [markdown]
 # Running these checks at scale is an infrastructure problem: a versioned catalogue of diagnostic fixtures,

@@ -116,7 +116,7 @@ print(f"snapshot / cold capacity: {cycles['cold reset'] / cycles['snapshot']:.2f
 # the real gain.
 
 # %%
-from rlvr_lab import widgets
+from rlvr_lab.figures import widgets
 
 widgets.cycle_explorer(horizon=20, t_model=0.12, t_tool=0.08, t_assess=0.5, t_reset=3.5, slots=256)
 
@@ -138,11 +138,11 @@ widgets.cycle_explorer(horizon=20, t_model=0.12, t_tool=0.08, t_assess=0.5, t_re
 # Agent rollouts have heavy tails (long tool runs, retries, compiler loops), so the idle share can be large:
 
 # %%
-from rlvr_lab import plots
+from rlvr_lab.figures import fleet
 
 group = [0.2, 3.0, 3.52, 16.8]      # seconds; the four durations of the worked group
 print(f"step {cycle_time.barrier_step_time(group)} s, idle share {cycle_time.barrier_idle_fraction(group):.0%}")
-plots.barrier_figure(group)
+fleet.barrier_figure(group)
 
 # %% [markdown]
 # Releasing slots early and collecting asynchronously fixes the idle time, but not the maths: a group

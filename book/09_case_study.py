@@ -239,7 +239,7 @@ print(
 # to the staleness bound and the step time, for our three trials plus a tenth of slow rollouts that take 95 s.
 
 # %%
-from rlvr_lab.widgets import staleness_explorer
+from rlvr_lab.figures.widgets import staleness_explorer
 
 staleness_explorer(
     step_s=40.0, max_lag=1, ages=(25.0, 38.0, 52.0, 95.0), weights=(0.3, 0.3, 0.3, 0.1)
@@ -347,9 +347,9 @@ for other, gb, ga in zip(["rl_trial_01", "rl_trial_03"], gap_before, gap_after):
 # isolate the one line that matters.
 
 # %%
-from rlvr_lab import plots
+from rlvr_lab.figures import chapter
 
-plots.case_study_figure(
+chapter.case_study_figure(
     names=list(trials),
     trial_outcomes=[[t.outcome for t in verdicts[name].trials] for name in trials],
     advantages=adv,

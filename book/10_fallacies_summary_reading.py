@@ -50,7 +50,8 @@ if ON_COLAB:
 
 # %%
 import numpy as np
-from rlvr_lab import cycle_time, grpo, plots, rewards
+from rlvr_lab import cycle_time, grpo, rewards
+from rlvr_lab.figures import chapter
 
 # %% [markdown]
 # ### Fallacy: an automated reward is a complete specification of the task
@@ -153,7 +154,7 @@ print(
 # The figure places four of these numbers on the curves they come from.
 
 # %%
-plots.key_numbers_figure(rho=0.10, alpha=0.025, group_size=16, t_reset=3.5, t_fast=0.015)
+chapter.key_numbers_figure(rho=0.10, alpha=0.025, group_size=16, t_reset=3.5, t_fast=0.015)
 
 # %% [markdown]
 # The group-size fallacy is the one where intuition misleads most, so explore it: the widget shows the
@@ -161,7 +162,7 @@ plots.key_numbers_figure(rho=0.10, alpha=0.025, group_size=16, t_reset=3.5, t_fa
 # choice.
 
 # %%
-from rlvr_lab.widgets import contrast_explorer
+from rlvr_lab.figures.widgets import contrast_explorer
 
 contrast_explorer(group_size=8, p=0.05)
 

@@ -19,7 +19,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
-PACKAGE_COPY = os.path.join(os.path.dirname(HERE), "rlvr_lab", "recorded")  # what the book and labs read
+PACKAGE_COPY = os.path.join(os.path.dirname(HERE), "rlvr_lab", "claims")  # what the book and labs read
 
 # Two-sided 95 % Student-t quantiles by degrees of freedom (no scipy in the course's environment).
 _T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
@@ -80,7 +80,7 @@ def machine() -> dict:
 
 
 def write_result(name: str, data: dict) -> str:
-    """Write ``experiments/results/<name>.json`` and its package copy ``rlvr_lab/recorded/<name>.json``
+    """Write ``experiments/results/<name>.json`` and its package copy ``rlvr_lab/claims/<name>.json``
     (same bytes; sorted keys, NaN as null) and return the first path."""
     os.makedirs(RESULTS, exist_ok=True)
     os.makedirs(PACKAGE_COPY, exist_ok=True)

@@ -279,9 +279,10 @@ for name, rows in curves.items():
 
 # %%
 from IPython.display import Markdown, display
-from rlvr_lab import plots, recorded
+from rlvr_lab import claims
+from rlvr_lab.figures import experiments
 for name in ("exploit_amplification_easy", "exploit_amplification"):
-    rec = recorded.load(name)
+    rec = claims.load(name)
     print(name, "|", rec["command"], "|", rec["machine"])
-    display(Markdown(recorded.table(name)))
-plots.recorded_exploit_figure(recorded.load("exploit_amplification_easy"))
+    display(Markdown(claims.table(name)))
+experiments.recorded_exploit_figure(claims.load("exploit_amplification_easy"))

@@ -211,10 +211,12 @@ for name, run in runs.items():
 
 # %%
 from IPython.display import Markdown, display
-from rlvr_lab import plots, recorded
-for name, figure in (("clip_higher", plots.recorded_clip_figure), ("length_norm", plots.recorded_length_figure),
-                     ("pass_at_k", plots.recorded_pass_at_k_figure)):
-    rec = recorded.load(name)
+from rlvr_lab import claims
+from rlvr_lab.figures import experiments
+for name, figure in (("clip_higher", experiments.recorded_clip_figure),
+                     ("length_norm", experiments.recorded_length_figure),
+                     ("pass_at_k", experiments.recorded_pass_at_k_figure)):
+    rec = claims.load(name)
     print(f"{name}: {rec['command']} | {rec['machine']}")
-    display(Markdown(recorded.table(name)))
+    display(Markdown(claims.table(name)))
     display(figure(rec))

@@ -95,8 +95,9 @@ def test_launch_buttons_repository_button_and_bibliography(book):
     assert cited, "no page cites the bibliography"
 
 
-# A cell draws a figure when it calls one of rlvr_lab.plots' figure functions or matplotlib directly.
-_DRAWS = re.compile(r"\bplots\.\w+_figure\(|\bplt\.|\.subplots\(|\.savefig\(")
+# A cell draws a figure when it calls a figure function of rlvr_lab.figures (relations.contrast_figure(...))
+# or matplotlib directly.
+_DRAWS = re.compile(r"\b\w+\.\w+_figure\(|\bplt\.|\.subplots\(|\.savefig\(")
 
 
 def test_every_figure_reaches_the_page(book):

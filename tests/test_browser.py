@@ -250,7 +250,7 @@ def _wait_for_widgets(browser, seconds=45):
 
 def _library_numbers(kind, params, fixed):
     """The readout rlvr_lab's own Dashboard shows for ``params`` (the dashboard built as on the page)."""
-    from rlvr_lab import widgets
+    from rlvr_lab.figures import widgets
 
     make = getattr(widgets, f"{kind}_explorer")
     accepted = inspect.signature(make).parameters
@@ -330,7 +330,7 @@ def _fixed(browser, idx):
 
 
 def test_all_nine_dashboards_were_moved():
-    from rlvr_lab import widgets
+    from rlvr_lab.figures import widgets
 
     if not KINDS_MOVED:
         pytest.skip("run with the per-page slider tests (they record which dashboards moved)")

@@ -45,3 +45,17 @@ def test_notebooks_import_only_public_names():
                                                           name not in rlvr_lab.train.__all__):
                 offences.append(where + " (use the names of rlvr_lab.train.__all__)")
     assert offences == []
+
+
+DEPRECATED = {"rlvr_lab.plots", "rlvr_lab.widgets", "rlvr_lab.dashboard", "rlvr_lab.chapter_figures",
+              "rlvr_lab.fleet_figures", "rlvr_lab.figure_style", "rlvr_lab.recorded", "rlvr_lab.recorded.figures"}
+"""Old paths kept only as deprecation shims for homework scripts (issue 21); notebooks use the new ones."""
+
+
+def test_notebooks_do_not_import_deprecated_paths():
+    offences = []
+    for path in NOTEBOOKS:
+        for module, name in imports(path):
+            if module in DEPRECATED or f"{module}.{name}" in DEPRECATED:
+                offences.append(f"{path.relative_to(ROOT)}: {module} {name}".strip())
+    assert offences == []

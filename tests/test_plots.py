@@ -1,4 +1,4 @@
-"""Static figures of the book (rlvr_lab.plots): pure functions that return a Figure built from the library."""
+"""Static figures of the book (rlvr_lab.figures): pure functions that return a Figure built from the library."""
 
 import io
 import sys
@@ -7,12 +7,13 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from rlvr_lab import cycle_time, plots, rewards
+from rlvr_lab import cycle_time, rewards
+from rlvr_lab.figures import fleet, relations, style
 
-FIGURES = [plots.contrast_figure, plots.false_accept_figure, plots.reward_weights_figure, plots.all_pass_figure,
-           plots.fork_figure, plots.cycle_figure, plots.barrier_figure, plots.staleness_figure,
-           plots.verifier_pool_figure]
-TORCH_FIGURES = [plots.group_advantages_figure, plots.clip_figure, plots.length_weights_figure]
+FIGURES = [relations.contrast_figure, relations.false_accept_figure, relations.reward_weights_figure,
+           relations.all_pass_figure, relations.fork_figure, fleet.cycle_figure, fleet.barrier_figure, fleet.staleness_figure,
+           fleet.verifier_pool_figure]
+TORCH_FIGURES = [relations.group_advantages_figure, relations.clip_figure, relations.length_weights_figure]
 
 
 def _render(fig: Figure) -> np.ndarray:
@@ -55,7 +56,7 @@ def test_each_figure_renders_without_pyplot(make):
     assert img.ndim == 3 and img.shape[0] > 50 and img.shape[1] > 50
     # something was drawn: many distinct colours, not a blank canvas
     assert len(np.unique(img.reshape(-1, img.shape[2]), axis=0)) > 20
-    assert plots.png_bytes(fig, dpi=30).startswith(b'\x89PNG')
+    assert style.png_bytes(fig, dpi=30).startswith(b'\x89PNG')
     assert fig._repr_png_().startswith(b'\x89PNG')
 
 
@@ -66,10 +67,12 @@ def test_figures_leave_pyplot_untouched():
     # in a fresh interpreter: build and render every numpy-only figure, pyplot must never be imported
     # (the torch figures are checked in-process by test_each_figure_renders_without_pyplot)
     code = ('import sys\n'
-            'from rlvr_lab import plots\n'
-            'names = ' + repr([f.__name__ for f in FIGURES]) + '\n'
-            'for name in names:\n'
-            '    assert plots.png_bytes(getattr(plots, name)(), dpi=20).startswith(b"\\x89PNG"), name\n'
+            'import importlib\n'
+            'from rlvr_lab.figures import style\n'
+            'names = ' + repr([(f.__module__, f.__name__) for f in FIGURES]) + '\n'
+            'for module, name in names:\n'
+            '    fig = getattr(importlib.import_module(module), name)()\n'
+            '    assert style.png_bytes(fig, dpi=20).startswith(b"\\x89PNG"), name\n'
             'assert "matplotlib.pyplot" not in sys.modules, "pyplot imported"\n'
             'print(len(names))\n')
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300)
@@ -83,7 +86,7 @@ def test_figures_leave_pyplot_untouched():
 
 
 def test_contrast_figure_curves_are_the_library_function():
-    fig = plots.contrast_figure(8, 0.05)
+    fig = relations.contrast_figure(8, 0.05)
     left, right = fig.axes
     curves = {line.get_label(): line for line in left.lines if line.get_label().startswith('G = ')}
     assert set(curves) == {'G = 2', 'G = 8', 'G = 16'}
@@ -106,19 +109,19 @@ def test_contrast_figure_curves_are_the_library_function():
     assert y == rewards.rollouts_per_informative_group(8, 0.05)
     assert '23.8 rollouts' in _texts(right)
     # a group size not among the defaults gets its own, highlighted curve
-    fig = plots.contrast_figure(12, 0.5)
+    fig = relations.contrast_figure(12, 0.5)
     labels = [line.get_label() for line in fig.axes[0].lines]
     assert 'G = 12' in labels
     line = fig.axes[0].lines[labels.index('G = 12')]
     assert line.get_linewidth() > max(ln.get_linewidth() for ln in fig.axes[0].lines
                                       if ln.get_label() in ('G = 2', 'G = 8', 'G = 16'))
     # no contrast at all: the cost is infinite and is not marked as a number
-    fig = plots.contrast_figure(8, 0.0)
+    fig = relations.contrast_figure(8, 0.0)
     assert _marks(fig.axes[0]) == [(0.0, 0.0)] and _marks(fig.axes[1]) == []
 
 
 def test_cycle_figure_marks_the_napkin_point():
-    fig = plots.cycle_figure(20, 0.12, 0.08, 0.5, 3.5, 256)
+    fig = fleet.cycle_figure(20, 0.12, 0.08, 0.5, 3.5, 256)
     left, right = fig.axes
     assert left.get_title() == 'Cycle, eq (25): 8.000 s'
     (x, y), = _marks(left)
@@ -134,22 +137,22 @@ def test_cycle_figure_marks_the_napkin_point():
     widths = [patch.get_width() for patch in right.patches]
     assert np.allclose(widths, [20 * 0.12, 20 * 0.08, 0.5, 3.5]) and np.isclose(sum(widths), 8.0)
     # the snapshot restore of napkin math 17.6
-    fig = plots.cycle_figure(20, 0.12, 0.08, 0.5, 0.015, 256)
+    fig = fleet.cycle_figure(20, 0.12, 0.08, 0.5, 0.015, 256)
     assert fig.axes[0].get_title() == 'Cycle, eq (25): 4.515 s'
     (_, y), = _marks(fig.axes[0])
     assert round(y, -1) == 204_120
 
 
 def test_reward_weights_figure_reports_overlap_for_unsafe_weights():
-    assert plots.reward_weights_figure(0.2, 0.3).axes[1].get_title() == 'Score ranges: gap of 0.50'
-    assert plots.reward_weights_figure(0.4, 0.7).axes[1].get_title() == 'Score ranges: overlap of 0.10'
+    assert relations.reward_weights_figure(0.2, 0.3).axes[1].get_title() == 'Score ranges: gap of 0.50'
+    assert relations.reward_weights_figure(0.4, 0.7).axes[1].get_title() == 'Score ranges: overlap of 0.10'
     # the bound is strict: at w_f + w_l = 1 the best failure ties the worst pass, which is no gap
-    assert plots.reward_weights_figure(0.5, 0.5).axes[1].get_title().startswith('Score ranges: touching')
-    fig = plots.reward_weights_figure(0.4, 0.7)
+    assert relations.reward_weights_figure(0.5, 0.5).axes[1].get_title().startswith('Score ranges: touching')
+    fig = relations.reward_weights_figure(0.4, 0.7)
     left, right = fig.axes
     assert _marks(left) == [(0.4, 0.7)] and 'margin -0.10' in _texts(left)
-    assert left.lines[-1].get_color() == plots.FAIL_COLOR
-    assert plots.reward_weights_figure(0.2, 0.3).axes[0].lines[-1].get_color() == plots.PASS_COLOR
+    assert left.lines[-1].get_color() == style.FAIL_COLOR
+    assert relations.reward_weights_figure(0.2, 0.3).axes[0].lines[-1].get_color() == style.PASS_COLOR
     bars = sorted(right.patches, key=lambda b: b.get_y())
     fail_bar, pass_bar = bars
     r = rewards.composite_reward
@@ -162,7 +165,7 @@ def test_reward_weights_figure_reports_overlap_for_unsafe_weights():
 
 def test_barrier_and_admission_helpers_match_chapter_numbers():
     durations = [0.2, 3.0, 3.52, 16.8]
-    fig = plots.barrier_figure(durations)
+    fig = fleet.barrier_figure(durations)
     ax, = fig.axes
     assert ax.get_title() == 'Group barrier: 65 % of reserved slot time idle'
     busy, idle = ax.patches[:4], ax.patches[4:8]
@@ -172,19 +175,19 @@ def test_barrier_and_admission_helpers_match_chapter_numbers():
     assert np.isclose(idle_share, cycle_time.barrier_idle_fraction(durations)) and round(idle_share, 2) == 0.65
 
     ages, weights = [30, 90, 200], [0.70, 0.25, 0.05]
-    assert plots.admitted_fraction(40, 2, ages, weights) == 0.95
+    assert cycle_time.admitted_fraction(40, 2, ages, weights) == 0.95
     for step_s, max_lag in [(40, 0), (40, 2), (40, 5), (100, 0), (20, 3)]:
         expected = sum(w for a, w in zip(ages, weights) if cycle_time.admit(a, step_s, max_lag))
-        assert np.isclose(plots.admitted_fraction(step_s, max_lag, ages, weights), expected)
-    assert plots.admitted_fraction(40, 5, ages) == 1.0
-    assert '95 % admitted' in _texts(plots.staleness_figure(40.0, 2, ages, weights).axes[0])
-    lags = [bar.get_height() for bar in plots.staleness_figure(40.0, 2, ages, weights).axes[1].patches]
+        assert np.isclose(cycle_time.admitted_fraction(step_s, max_lag, ages, weights), expected)
+    assert cycle_time.admitted_fraction(40, 5, ages) == 1.0
+    assert '95 % admitted' in _texts(fleet.staleness_figure(40.0, 2, ages, weights).axes[0])
+    lags = [bar.get_height() for bar in fleet.staleness_figure(40.0, 2, ages, weights).axes[1].patches]
     assert lags == [cycle_time.version_lag(a, 40.0) for a in ages] == [0, 2, 5]
 
-    mix, plug_in = plots.mixture_trials(3, 0.5, 0.2, 0.98)
+    mix, plug_in = rewards.mixture_trials(3, 0.5, 0.2, 0.98)
     assert mix == rewards.expected_trials([0.2, 0.98], 3, weights=[0.5, 0.5])
     assert round(mix, 4) == 2.0902 and round(plug_in, 4) == 1.9381 and plug_in < mix  # convexity
-    fig = plots.verifier_pool_figure(32.0, 3, 8.0, 0.8, 0.5, 0.2, 0.98)
+    fig = fleet.verifier_pool_figure(32.0, 3, 8.0, 0.8, 0.5, 0.2, 0.98)
     assert '960 workers' in _texts(fig.axes[0])
     assert [b.get_height() for b in fig.axes[1].patches] == [256.0, 768.0, cycle_time.verifier_demand(32.0, mix, 8.0),
                                                               960]
@@ -192,26 +195,26 @@ def test_barrier_and_admission_helpers_match_chapter_numbers():
 
 def test_bad_figure_input_raises_value_error_naming_the_argument():
     cases = [
-        (plots.contrast_figure, {'p': 1.5}, 'p'),
-        (plots.contrast_figure, {'group_size': 0}, 'group_size'),
-        (plots.false_accept_figure, {'alpha': -0.1}, 'alpha'),
-        (plots.false_accept_figure, {'rho': 2.0}, 'rho'),
-        (plots.all_pass_figure, {'trials': 0}, 'trials'),
-        (plots.all_pass_figure, {'q_bad': 1.5}, 'q_bad'),
-        (plots.all_pass_figure, {'q_good': -0.1}, 'q_good'),
-        (plots.all_pass_figure, {'max_trials': 0}, 'max_trials'),
-        (plots.fork_figure, {'continuations': 0}, 'continuations'),
-        (plots.cycle_figure, {'t_reset': -1.0}, 't_reset'),
-        (plots.cycle_figure, {'slots': 0}, 'slots'),
-        (plots.barrier_figure, {'durations': []}, 'durations'),
-        (plots.barrier_figure, {'durations': [1.0, -2.0]}, 'durations'),
-        (plots.staleness_figure, {'step_s': 0.0}, 'step_s'),
-        (plots.staleness_figure, {'max_lag': -1}, 'max_lag'),
-        (plots.verifier_pool_figure, {'target_utilization': 1.5}, 'target_utilization'),
-        (plots.verifier_pool_figure, {'incorrect_share': 1.5}, 'incorrect_share'),
-        (plots.reward_weights_figure, {'w_format': -0.1}, 'w_format'),
-        (plots.fork_figure, {'horizon': 30, 'forks': [40]}, 'forks'),
-        (plots.admitted_fraction, {'step_s': 40, 'max_lag': 2, 'ages': [30, 90], 'weights': [1.0]}, 'weights'),
+        (relations.contrast_figure, {'p': 1.5}, 'p'),
+        (relations.contrast_figure, {'group_size': 0}, 'group_size'),
+        (relations.false_accept_figure, {'alpha': -0.1}, 'alpha'),
+        (relations.false_accept_figure, {'rho': 2.0}, 'rho'),
+        (relations.all_pass_figure, {'trials': 0}, 'trials'),
+        (relations.all_pass_figure, {'q_bad': 1.5}, 'q_bad'),
+        (relations.all_pass_figure, {'q_good': -0.1}, 'q_good'),
+        (relations.all_pass_figure, {'max_trials': 0}, 'max_trials'),
+        (relations.fork_figure, {'continuations': 0}, 'continuations'),
+        (fleet.cycle_figure, {'t_reset': -1.0}, 't_reset'),
+        (fleet.cycle_figure, {'slots': 0}, 'slots'),
+        (fleet.barrier_figure, {'durations': []}, 'durations'),
+        (fleet.barrier_figure, {'durations': [1.0, -2.0]}, 'durations'),
+        (fleet.staleness_figure, {'step_s': 0.0}, 'step_s'),
+        (fleet.staleness_figure, {'max_lag': -1}, 'max_lag'),
+        (fleet.verifier_pool_figure, {'target_utilization': 1.5}, 'target_utilization'),
+        (fleet.verifier_pool_figure, {'incorrect_share': 1.5}, 'incorrect_share'),
+        (relations.reward_weights_figure, {'w_format': -0.1}, 'w_format'),
+        (relations.fork_figure, {'horizon': 30, 'forks': [40]}, 'forks'),
+        (cycle_time.admitted_fraction, {'step_s': 40, 'max_lag': 2, 'ages': [30, 90], 'weights': [1.0]}, 'weights'),
     ]
     for make, kwargs, name in cases:
         with pytest.raises(ValueError) as err:
@@ -221,5 +224,38 @@ def test_bad_figure_input_raises_value_error_naming_the_argument():
 
 
 def test_reward_weights_title_at_the_boundary_says_touching_not_minus_zero():
-    title = plots.reward_weights_figure(0.5, 0.5).axes[1].get_title()
+    title = relations.reward_weights_figure(0.5, 0.5).axes[1].get_title()
     assert title.startswith('Score ranges: touching') and '-0.00' not in title
+
+
+OLD_PATHS = {
+    "rlvr_lab.plots": ["contrast_figure", "false_accept_figure", "reward_weights_figure", "all_pass_figure",
+                       "fork_figure", "even_forks", "group_advantages_figure", "clip_figure",
+                       "length_weights_figure", "cycle_figure", "barrier_figure", "staleness_figure",
+                       "verifier_pool_figure", "rollout_roles_figure", "exploit_gallery_figure",
+                       "all_pass_measured_figure", "length_bias_figure", "clip_higher_figure", "case_study_figure",
+                       "key_numbers_figure", "load_recorded", "recorded_exploit_figure", "recorded_clip_figure",
+                       "recorded_length_figure", "recorded_pass_at_k_figure", "admitted_fraction", "mixture_trials",
+                       "png_bytes", "BookFigure", "PASS_COLOR", "FAIL_COLOR", "NEUTRAL", "ACCENT", "MUTED"],
+    "rlvr_lab.figure_style": ["PASS_COLOR", "FAIL_COLOR", "NEUTRAL", "ACCENT", "MUTED", "BookFigure", "png_bytes",
+                              "axes_row", "mark_point"],
+    "rlvr_lab.fleet_figures": ["cycle_figure", "barrier_figure", "staleness_figure", "verifier_pool_figure"],
+    "rlvr_lab.chapter_figures": ["FIGURES", "VERDICT_COLORS", "rollout_roles_figure", "key_numbers_figure"],
+    "rlvr_lab.dashboard": ["Dashboard", "float_slider", "int_slider", "log_slider", "check_range", "STYLE", "LAYOUT"],
+    "rlvr_lab.widgets": ["ALL", "SCORE_TABLE", "Dashboard", "contrast_explorer", "verifier_pool_explorer"],
+    "rlvr_lab.recorded": ["NAMES", "load", "table", "ci"],
+    "rlvr_lab.recorded.figures": ["load_recorded", "recorded_exploit_figure", "recorded_pass_at_k_figure"],
+}
+"""The figure modules' old paths (before rlvr_lab.figures and rlvr_lab.claims) and names homework may use."""
+
+
+@pytest.mark.parametrize("old", sorted(OLD_PATHS))
+def test_old_figure_paths_keep_their_names_with_a_deprecation_warning(old):
+    import importlib
+
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=f"{old} moved to rlvr_lab\\.(figures|claims)"):
+        module = importlib.import_module(old)
+    missing = [name for name in OLD_PATHS[old] if not hasattr(module, name)]
+    assert missing == []
+    assert module.__doc__.startswith("Deprecated")

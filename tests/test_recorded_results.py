@@ -15,7 +15,8 @@ import statistics
 import numpy as np
 import pytest
 
-from rlvr_lab import plots, recorded, rewards
+from rlvr_lab import claims, rewards
+from rlvr_lab.figures import experiments
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 T95 = {2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}  # two-sided 95 % t quantiles by degrees of freedom
@@ -40,13 +41,13 @@ def _interval(xs):
     return m, m - half, m + half
 
 
-@pytest.mark.parametrize("name", recorded.NAMES)
+@pytest.mark.parametrize("name", claims.NAMES)
 def test_both_copies_are_identical_and_have_three_seeds(name):
     with open(os.path.join(ROOT, "experiments", "results", f"{name}.json"), "rb") as fh:
         canonical = fh.read()
-    with open(os.path.join(ROOT, "rlvr_lab", "recorded", f"{name}.json"), "rb") as fh:
+    with open(os.path.join(ROOT, "rlvr_lab", "claims", f"{name}.json"), "rb") as fh:
         assert fh.read() == canonical
-    data = recorded.load(name)
+    data = claims.load(name)
     seeds = [r["seed"] for r in data["runs"]]
     assert len(set(seeds)) == len(seeds) >= 3
     script = data["command"].split("python ")[1].split()[0]
@@ -57,7 +58,7 @@ def test_both_copies_are_identical_and_have_three_seeds(name):
 
 @pytest.mark.parametrize("name", sorted(PER_SEED))
 def test_arm_intervals_are_recomputed_from_the_seeds(name):
-    data = recorded.load(name)
+    data = claims.load(name)
     arms, keys = PER_SEED[name]
     for key in keys:
         for arm in arms:
@@ -72,7 +73,7 @@ def test_arm_intervals_are_recomputed_from_the_seeds(name):
 
 
 def test_pass_at_k_curves_are_recomputed_from_the_stored_counts():
-    data = recorded.load("pass_at_k")
+    data = claims.load("pass_at_k")
     ks = data["regime"]["ks"]
     for r in data["runs"]:
         for arm in ("base", "trained"):
@@ -90,32 +91,33 @@ def test_pass_at_k_curves_are_recomputed_from_the_stored_counts():
         assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(xs), abs=1e-9)
 
 
-@pytest.mark.parametrize("name", recorded.NAMES)
+@pytest.mark.parametrize("name", claims.NAMES)
 def test_results_md_shows_exactly_the_recorded_table_and_command(name):
     with open(os.path.join(ROOT, "experiments", "RESULTS.md"), encoding="utf-8") as fh:
         text = fh.read()
     start, end = f"<!-- recorded:{name} -->", f"<!-- /recorded:{name} -->"
     assert start in text and end in text, name
     block = text[text.index(start) + len(start):text.index(end)]
-    assert recorded.table(name).strip() in block
-    assert recorded.load(name)["command"] in block
+    assert claims.table(name).strip() in block
+    assert claims.load(name)["command"] in block
 
 
 def test_figures_draw_the_recorded_means():
-    data = recorded.load("length_norm")
-    fig = plots.recorded_length_figure(data)
+    data = claims.load("length_norm")
+    fig = experiments.recorded_length_figure(data)
     mean_line = [ln for ln in fig.axes[0].lines if ln.get_linewidth() == 2][0]
     curves = [r["sequence"]["len_fail"] for r in data["runs"]]
     width = min(len(c) for c in curves)
     want = np.nanmean([[np.nan if x is None else x for x in c[:width]] for c in curves], axis=0)
     np.testing.assert_allclose(mean_line.get_ydata(), want)
-    for draw in (plots.recorded_exploit_figure, plots.recorded_clip_figure, plots.recorded_pass_at_k_figure):
+    for draw in (experiments.recorded_exploit_figure, experiments.recorded_clip_figure,
+                 experiments.recorded_pass_at_k_figure):
         assert len(draw().axes) == 2
 
 
 def test_unknown_recorded_name_is_a_clear_error():
     with pytest.raises(ValueError, match="name must be one of"):
-        recorded.load("nope")
+        claims.load("nope")
 
 
 def test_chapter_1_group_size_numbers_come_from_the_library():
@@ -148,7 +150,7 @@ def test_norm_constant_is_validated():
 
 def test_pass_at_k_prose_counts_match_the_stored_counts():
     # RESULTS.md and chapter 7: tasks the base solves at least once and the trained policy never.
-    data = recorded.load("pass_at_k")
+    data = claims.load("pass_at_k")
     lost = [sum(1 for t, (_, c) in r["base"]["counts"].items() if c > 0 and r["trained"]["counts"][t][1] == 0)
             for r in data["runs"]]
     gained = [sum(1 for t, (_, c) in r["base"]["counts"].items() if c == 0 and r["trained"]["counts"][t][1] > 0)
@@ -159,7 +161,7 @@ def test_pass_at_k_prose_counts_match_the_stored_counts():
 
 @pytest.mark.parametrize("name", ["exploit_amplification", "exploit_amplification_easy"])
 def test_exploit_group_counts_cover_every_group(name):
-    data = recorded.load(name)
+    data = claims.load(name)
     g = data["regime"]["group_size"]
     for r in data["runs"]:
         for arm in ("naive", "isolated"):
@@ -172,15 +174,15 @@ def test_prose_facts_in_chapters_and_labs_hold_for_the_stored_runs():
     # ch4 / lab 4: "only 1 to 3 groups per run were lone passes won by the exploit"; "rose under the naive
     # reward in every seed". ch7 / lab 5: "eligible ... 1-2 %"; "failures stop after 7 to 19 tokens" is
     # checked from the records when the result was made (RESULTS.md), the rest here.
-    ex = recorded.load("exploit_amplification")
+    ex = claims.load("exploit_amplification")
     assert sorted(r["naive"]["lone_won_by_exploit"] for r in ex["runs"]) == [1, 2, 3]
     assert all(r["naive"]["exploit_last"] > r["naive"]["exploit_first"] for r in ex["runs"])
-    clip = recorded.load("clip_higher")
+    clip = claims.load("clip_higher")
     assert all(0.01 <= r[arm]["eligible"] <= 0.02 for r in clip["runs"] for arm in ("symmetric", "clip_higher"))
     for key in ("entropy_last", "diversity_last"):
         d = clip["summary"][key]["difference"]
         assert d["lo"] < 0 < d["hi"], key  # "intervals that include zero"
-    ln = recorded.load("length_norm")
+    ln = claims.load("length_norm")
     assert all(r["sequence"]["len_fail_change"] > 0 for r in ln["runs"])
     d = ln["summary"]["len_fail_change"]["difference"]
     assert d["lo"] < 0 < d["hi"] and ln["summary"]["len_fail_last"]["difference"]["lo"] > 0
@@ -190,7 +192,7 @@ def test_exploit_prose_facts_for_the_minority_habit_regime():
     # ch4, lab 4, RESULTS.md: starts at 7-23 % of rollouts, rises to 0.48-0.67 in every seed under the naive
     # reward while the true pass rate falls in every seed, vanishes under the isolated verifier, and the
     # final difference excludes zero; lone passes won by the exploit 8, 9, 3.
-    data = recorded.load("exploit_amplification_easy")
+    data = claims.load("exploit_amplification_easy")
     runs = data["runs"]
     assert [round(r["naive"]["exploit_first"], 2) for r in runs] == [0.11, 0.07, 0.23]
     assert [round(r["naive"]["exploit_last"], 2) for r in runs] == [0.48, 0.65, 0.67]
@@ -198,3 +200,15 @@ def test_exploit_prose_facts_for_the_minority_habit_regime():
     assert all(r["isolated"]["exploit_last"] < 0.005 for r in runs)
     assert data["summary"]["exploit_last"]["difference"]["lo"] > 0.3
     assert [r["naive"]["lone_won_by_exploit"] for r in runs] == [8, 9, 3]
+
+
+def test_the_old_recorded_path_reads_the_claims_data_with_a_warning():
+    import importlib
+    import sys
+
+    sys.modules.pop("rlvr_lab.recorded", None)
+    with pytest.warns(DeprecationWarning, match="rlvr_lab.recorded moved to rlvr_lab.claims"):
+        recorded = importlib.import_module("rlvr_lab.recorded")
+    assert recorded.load("pass_at_k") == claims.load("pass_at_k")
+    assert recorded.table("clip_higher") == claims.table("clip_higher")
+    assert not os.path.exists(os.path.join(ROOT, "rlvr_lab", "recorded", "pass_at_k.json"))

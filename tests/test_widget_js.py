@@ -1,6 +1,6 @@
 """The static site's dashboards recompute with book/_static/rlvr-math.js; rlvr_lab stays the source of truth.
 
-For every dashboard of :mod:`rlvr_lab.widgets` this runs the JavaScript port under node on a grid of slider
+For every dashboard of :mod:`rlvr_lab.figures.widgets` this runs the JavaScript port under node on a grid of slider
 values (each slider over its range with the others at the book's defaults, plus seeded random settings of
 all sliders together) and requires the same readout as the library's own Dashboard: the same labels in the
 same order, the same value types, every number within 1e-9 relative, and the same formatted text.
@@ -16,7 +16,7 @@ import ipywidgets as w
 import pytest
 
 from book_site import ROOT
-from rlvr_lab import widgets
+from rlvr_lab.figures import widgets
 
 NODE = shutil.which("node") or shutil.which("nodejs")
 MATH_JS = ROOT / "book" / "_static" / "rlvr-math.js"

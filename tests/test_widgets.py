@@ -1,4 +1,4 @@
-"""The book's dashboards (rlvr_lab.widgets): each builds without a display, redraws when a slider moves,
+"""The book's dashboards (rlvr_lab.figures.widgets): each builds without a display, redraws when a slider moves,
 and shows exactly the numbers of the library function the core tests check."""
 
 import html
@@ -8,7 +8,8 @@ import math
 import ipywidgets
 import pytest
 
-from rlvr_lab import credit, cycle_time, rewards, widgets
+from rlvr_lab import credit, cycle_time, rewards
+from rlvr_lab.figures import widgets
 
 PNG = b'\x89PNG\r\n\x1a\n'
 
@@ -302,7 +303,7 @@ def test_widget_module_imports_without_a_display_or_torch():
     import sys
 
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "MPLBACKEND", "WAYLAND_DISPLAY")}
-    code = ("import sys, rlvr_lab.widgets as w; d = w.contrast_explorer(); "
+    code = ("import sys, rlvr_lab.figures.widgets as w; d = w.contrast_explorer(); "
             "assert 'torch' not in sys.modules and 'matplotlib.pyplot' not in sys.modules; print(len(d.children))")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -1,10 +1,10 @@
 // RLVR Lab: the closed-form relations behind the book's nine dashboards, for the static site.
 //
-// A line-by-line port of the rlvr_lab functions each dashboard of rlvr_lab/widgets.py calls (rewards,
-// credit, cycle_time, grpo.clip_probability_bounds / clipped_surrogate, plots.admitted_fraction /
-// mixture_trials / even_forks) and of Python's format specs used by its readout. rlvr_lab stays the one
-// source of truth: tests/test_widget_js.py runs this file under node on a grid of slider values and
-// requires every number within 1e-9 (relative) of the library and every label and formatted string equal.
+// A line-by-line port of the rlvr_lab functions each dashboard of rlvr_lab/figures/widgets.py calls
+// (rewards, credit, cycle_time, grpo.clip_probability_bounds / clipped_surrogate, figures.relations.even_forks)
+// and of Python's format specs used by its readout. rlvr_lab stays the one source of truth:
+// tests/test_widget_js.py runs this file under node on a grid of slider values and requires every number
+// within 1e-9 (relative) of the library and every label and formatted string equal.
 // No dependencies; loaded as a plain script (window.RLVRMath) and as a CommonJS module by node.
 (function (root) {
   "use strict";
@@ -56,7 +56,7 @@
     return Math.min(r * a, c * a);
   }
 
-  // ---- rlvr_lab.plots helpers ---------------------------------------------------------------------
+  // ---- admitted_fraction, mixture_trials, even_forks ----------------------------------------------
   function admittedFraction(step, maxLag, ages, weights) {
     var num = 0, den = 0;
     for (var i = 0; i < ages.length; i++) {
@@ -133,7 +133,7 @@
     var neg = x < 0 || (x === 0 && 1 / x < 0);
     return (neg ? "-" : plus ? "+" : "") + body;
   }
-  // rlvr_lab.dashboard.Dashboard._format: the spec if any, else yes/no, 1,234 or .4g.
+  // rlvr_lab.figures.dashboard.Dashboard._format: the spec if any, else yes/no, 1,234 or .4g.
   function formatNumber(value, type, spec) {
     if (spec) return pyFormat(value, spec);
     if (type === "b") return value ? "yes" : "no";
