@@ -221,15 +221,15 @@ def _objective(logp, old_logp, ref_logp, advantages, keep, lo, hi, beta, norm, c
     logp_k = torch.where(keep, logp, torch.zeros_like(logp))
     old_k = torch.where(keep, old_logp.to(logp.dtype), torch.zeros_like(logp))
     adv = advantages.to(logp.dtype)
-    ratio = torch.exp(logp_k - old_k)
-    surrogate = torch.minimum(ratio * adv[:, None], torch.clamp(ratio, 1.0 - lo, 1.0 + hi) * adv[:, None])
+    ratio = token_ratios(logp_k, old_k)                      # r_{i,t}
+    surrogate = clipped_surrogate(ratio, adv, lo, hi)       # L_{i,t}
     per_token = surrogate
     kl = None
     if ref_logp is not None:
         ref_k = torch.where(keep, ref_logp.to(logp.dtype), torch.zeros_like(logp))
-        kl = kl_k3(logp_k, ref_k)
+        kl = kl_k3(logp_k, ref_k)                           # D_{i,t}
         if beta > 0:
-            per_token = surrogate - beta * kl
+            per_token = surrogate - beta * kl                # L - beta_KL * D, summed per rollout below
     token_sums = (per_token * m).sum(dim=1)
     if norm == "sequence":
         objective = (token_sums / m.sum(dim=1).clamp(min=1.0)).mean()

@@ -109,7 +109,7 @@ def reference_logprobs(ref_model, records: list[RolloutRecord], sampling: Sampli
     ids, score_mask, _ = zip(*(flatten(r) for r in records))
     prefix_lens = [len(r.invocations[0].prefix_ids) for r in records]
     with torch.no_grad():
-        logp = score(ref_model, list(ids), list(score_mask), prefix_lens, sampling, pad_id, share_prompt)[0]
+        logp, *_ = score(ref_model, list(ids), list(score_mask), prefix_lens, sampling, pad_id, share_prompt)
     return {r.rollout_id: logp[i, :len(seq) - 1].float() for i, (r, seq) in enumerate(zip(records, ids))}
 
 
