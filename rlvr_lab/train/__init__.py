@@ -18,25 +18,26 @@ from rlvr_lab.train.config import TrainConfig
 
 #: Public name -> the module of ``rlvr_lab.train`` that defines it.
 API = {
-    "evaluate": "learner", "Learner": "learner", "GRPOBatch": "learner", "make_batch": "learner",
-    "grpo_update": "learner", "heldout_subset": "run", "sampling_of": "run", "open_pool": "run",
+    # one step taken apart (lab 1)
+    "setup": "run", "Run": "run", "warm_start": "grpo_loop", "make_learner": "grpo_loop",
+    "sample_step": "grpo_loop", "Sampled": "grpo_loop", "grade_step": "grpo_loop", "Graded": "grpo_loop",
+    "update_step": "grpo_loop",
+    # the update (chapter 9)
+    "Learner": "learner", "GRPOBatch": "learner", "make_batch": "learner", "grpo_update": "learner",
+    # collection, evaluation, warm start (chapters 5, 7, 9; lab 4; experiments)
     "VerdictCache": "rollout", "PolicyHandle": "rollout", "collect": "rollout", "tokenizer_digest": "rollout",
-    "prompt_ids": "rollout", "sft": "supervised", "read_lineage": "checkpoint", "save_checkpoint": "checkpoint",
+    "prompt_ids": "rollout", "evaluate": "learner", "heldout_subset": "run", "sampling_of": "run",
+    "sft": "supervised", "open_pool": "run", "read_lineage": "checkpoint", "save_checkpoint": "checkpoint",
 }
 
 #: Names this package exported in 0.1 that nothing uses: (module, name there), importable with a
 #: DeprecationWarning until 0.2.
 DEPRECATED = {
-    "PRESETS": ("config", "PRESETS"), "setup": ("run", "setup"), "Run": ("run", "Run"),
-    "Timer": ("run", "Timer"), "resolve_device": ("run", "resolve_device"),
+    "PRESETS": ("config", "PRESETS"), "Timer": ("run", "Timer"), "resolve_device": ("run", "resolve_device"),
     "resolve_dtype": ("run", "resolve_dtype"), "TrainResult": ("grpo_loop", "TrainResult"),
-    "Sampled": ("grpo_loop", "Sampled"), "Graded": ("grpo_loop", "Graded"),
-    "warm_start": ("grpo_loop", "warm_start"), "make_learner": ("grpo_loop", "make_learner"),
-    "sample_step": ("grpo_loop", "sample_step"), "grade_step": ("grpo_loop", "grade_step"),
-    "update_step": ("grpo_loop", "update_step"), "log_step": ("grpo_loop", "log_step"),
-    "build_policy": ("learner", "build_policy"), "reference_logprobs": ("learner", "reference_logprobs"),
-    "Grader": ("rollout", "VerdictCache"), "format_report": ("report", "format_report"),
-    "write_report": ("report", "write_report"),
+    "log_step": ("grpo_loop", "log_step"), "build_policy": ("learner", "build_policy"),
+    "reference_logprobs": ("learner", "reference_logprobs"), "Grader": ("rollout", "VerdictCache"),
+    "format_report": ("report", "format_report"), "write_report": ("report", "write_report"),
 }
 
 __all__ = ["TrainConfig", "train", *API]

@@ -96,7 +96,7 @@ class Progress:
     mark: float = field(default_factory=time.perf_counter)
 
 
-def warm_start(run: Run, bar) -> tuple[torch.nn.Module, object, dict]:
+def warm_start(run: Run, bar=None) -> tuple[torch.nn.Module, object, dict]:
     """The warm-start policy and its held-out evaluation: loaded from ``warm_dir``, or trained (SFT on
     demonstrations), evaluated and saved there."""
     config, timer = run.config, run.timer
@@ -118,10 +118,10 @@ def warm_start(run: Run, bar) -> tuple[torch.nn.Module, object, dict]:
     return model, tok, before
 
 
-def make_learner(run: Run, model, tok, log: MetricsLog) -> tuple[Learner, int]:
-    """The learner around the warm-start weights, resumed from the latest checkpoint when there is one;
-    returns it with the first step to run."""
-    config = run.config
+def make_learner(run: Run, model, tok) -> tuple[Learner, int]:
+    """The learner around the warm-start weights, resumed from the latest checkpoint when there is one
+    (records and metrics cut back to it; without one they start empty); returns it with the first step to run."""
+    config, log = run.config, MetricsLog(run.config.out_dir)
     ref_model = copy.deepcopy(model).eval()
     for p in ref_model.parameters():
         p.requires_grad_(False)
@@ -235,7 +235,7 @@ def train(config: TrainConfig, pool=None) -> TrainResult:
         run.timer.add("setup", run.timer.elapsed())
         model, tok, before = warm_start(run, bar)
         log = MetricsLog(config.out_dir)
-        learner, start_step = make_learner(run, model, tok, log)
+        learner, start_step = make_learner(run, model, tok)
         progress = Progress(_lineage(config, learner.tok_digest, run.warm_dir, run.pool), log, dict(before))
         waiting, stopped = None, False
         for step in range(start_step, config.grpo_steps):
