@@ -139,7 +139,8 @@ def completion_text(tokenizer, ids: list[int]) -> str:
 
 def public_fixture(fixture: Fixture) -> Fixture:
     """The same fixture graded by its public tests only: the feedback a policy may see (17.6.1)."""
-    return replace(fixture, hidden_tests=dict(fixture.public_tests), checker_version=fixture.checker_version + "-public")
+    return replace(fixture, hidden_tests=dict(fixture.public_tests),
+                   checker_version=fixture.checker_version + "-public")
 
 
 def observation_text(verdict: Verdict, task: CodeTask) -> str:
