@@ -156,7 +156,7 @@ from rlvr_lab.policy import (
     train_tokenizer,
 )
 from rlvr_lab.records import close_group, flatten
-from rlvr_lab.train import Grader, PolicyHandle, collect, tokenizer_digest
+from rlvr_lab.train import PolicyHandle, VerdictCache, collect, tokenizer_digest
 from rlvr_lab.verifier import VerifierPool
 
 suite = make_suite(seed=0, families=("arith",), problems_per_family=4)
@@ -175,7 +175,7 @@ with VerifierPool(workers=2, backend="auto") as pool:
         policy,
         [task],
         group_size=4,
-        grader=Grader(pool),
+        grader=VerdictCache(pool),
         step=0,
         generator=torch.Generator().manual_seed(1),
         multi_turn=True,

@@ -278,15 +278,18 @@ for r, a, ws, wc in zip(records, adv, w_seq, w_const):
 # (ch9-stage-update)=
 # ## Stage 4 · The update
 #
-# `rlvr_lab.train.grpo_update` is the trainer's update: it flattens the admitted records, recomputes
-# the log-probs under the current weights on the recorded prefixes, and minimises the negative GRPO objective
-# against the recorded behaviour log-probs and a frozen reference copy. The configuration is the record of the
-# objective: clip widths, normalisation, dispersion convention and KL weight travel with the update.
+# The trainer's update has two parts. `rlvr_lab.train.make_batch` flattens the admitted records into a
+# `GRPOBatch`: token ids, the recorded behaviour log-probs, the frozen reference's log-probs and each
+# rollout's group advantage (eq 2). `rlvr_lab.train.grpo_update` takes the `Learner` (weights, optimizer,
+# frozen reference copy) and that batch: it recomputes the log-probs under the current weights on the
+# recorded prefixes and minimises the negative GRPO objective (eqs 4-5) against the behaviour log-probs. The
+# configuration is the record of the objective: clip widths, normalisation, dispersion convention and KL
+# weight travel with the update.
 
 # %%
 import copy
-from rlvr_lab.train import TrainConfig
-from rlvr_lab.train import grpo_update
+from rlvr_lab.train import Learner, TrainConfig
+from rlvr_lab.train import grpo_update, make_batch
 
 config = TrainConfig.preset(
     "ci",
@@ -312,9 +315,9 @@ def sequence_logp(model):
 
 
 before = sequence_logp(policy)
-diags = grpo_update(
-    policy, reference, optimizer, records, config, tok.pad_token_id, sampling
-)
+learner = Learner(policy, tok, reference, optimizer)
+batch = make_batch(learner, records, config, sampling)
+diags = grpo_update(learner, batch, config, sampling)
 after = sequence_logp(policy)
 print(
     {

@@ -52,7 +52,7 @@ def run_seed(seed: int, out: str) -> dict:
     from rlvr_lab.train import TrainConfig, train
     from rlvr_lab.train import checkpoint as ckpt
     from rlvr_lab.train import evaluate, heldout_subset, sampling_of
-    from rlvr_lab.train import Grader, PolicyHandle, tokenizer_digest
+    from rlvr_lab.train import PolicyHandle, VerdictCache, tokenizer_digest
     from rlvr_lab.verifier import VerifierPool
 
     shutil.rmtree(out, ignore_errors=True)
@@ -69,7 +69,7 @@ def run_seed(seed: int, out: str) -> dict:
         for name, path in (("base", os.path.join(out, "warmstart")), ("trained", ckpt.latest_checkpoint(out))):
             model, tok = load_policy(path)
             handle = PolicyHandle(model.eval(), tok, 0, sampling_of(wide), tokenizer_digest(tok))
-            _, records = evaluate(handle, heldout, wide, Grader(pool), name)
+            _, records = evaluate(handle, heldout, wide, VerdictCache(pool), name)
             c = counts(records)
             row[name] = {"curve": curve(c), "counts": c}
     finally:

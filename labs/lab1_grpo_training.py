@@ -125,6 +125,45 @@ share = float(np.nanmean(series(rows, "verifier_share")))
 print(f"verification took {share:.0%} of an average GRPO step")
 
 # %% [markdown]
+# ## One step, taken apart
+#
+# `train` repeats four functions, each handing the next a plain dataclass. The cells below run them once
+# more by hand, from the run's last checkpoint: `sample_step` draws G completions per task and scores them
+# under the frozen reference while the verifier works; `grade_step` waits for the verdicts and applies the
+# complete-group rule; `update_step` builds the batch (advantages, eq 2) and takes `passes` optimizer steps
+# of the GRPO loss (eqs 4-5). Nothing here is written to the run's folder. On the `ci` preset expect
+# all-fail groups: every advantage is 0 and the step leaves the weights as they were (section 17.5.4).
+
+# %%
+from rlvr_lab.train import grade_step, make_batch, make_learner, sample_step, setup, update_step, warm_start
+
+run = setup(config)                             # the same seeds, tasks, verifier pool and sampling as above
+model, tok, _ = warm_start(run)                 # the run's warm start, loaded from its folder
+learner, step = make_learner(run, model, tok)   # resumed from the last checkpoint: `step` is the next one
+sampled = sample_step(run, learner, step)
+first = sampled.collection.records[0]
+print(f"step {step}: {len(sampled.collection.records)} rollouts sampled by policy version {learner.version}; "
+      f"reference log-probs for {len(sampled.ref)} of them, first: {tuple(sampled.ref[first.rollout_id].shape)}")
+print(f"{first.rollout_id}: {first.completion_tokens} tokens, verdict so far {first.verdict!r}")
+
+# %%
+graded = grade_step(run, learner, sampled)
+for group in sorted({r.group_id for r in graded.records}):
+    members = [r for r in graded.records if r.group_id == group]
+    print(group, [r.reward for r in members], "admitted" if members[0].admitted else members[0].exclusion_reason)
+
+# %%
+admitted = [r for r in graded.records if r.admitted]
+if admitted:
+    batch = make_batch(learner, admitted, config, run.sampling, graded.ref)   # what update_step builds first
+    print("advantages (eq 2):", [round(a, 3) for a in batch.advantages.tolist()])
+version = learner.version
+diags = update_step(run, learner, graded)
+run.close()
+print(f"policy version {version} -> {learner.version};",
+      {k: round(diags[k], 4) for k in ("loss", "clip_fraction", "kl_mean", "entropy", "grad_norm") if k in diags})
+
+# %% [markdown]
 # ## Closing note
 #
 # The cell below prints this run's numbers. On the `ci` preset expect pass@1 near zero: twenty warm-start

@@ -84,7 +84,7 @@ import concurrent.futures as cf, dataclasses, random
 from rlvr_lab.policy import build_model, save_policy, train_tokenizer
 from rlvr_lab.records import read_records
 from rlvr_lab.tasks import make_suite, split_tasks
-from rlvr_lab.train import Grader, PolicyHandle, evaluate, heldout_subset, sampling_of, sft, tokenizer_digest
+from rlvr_lab.train import PolicyHandle, VerdictCache, evaluate, heldout_subset, sampling_of, sft, tokenizer_digest
 from rlvr_lab.verifier import Verifier, VerifierPool
 from rlvr_lab.verifier.naive import NaiveVerifier
 
@@ -148,7 +148,7 @@ save_policy(model, tok, warm)
 isolated_pool = VerifierPool(workers=2, backend="auto")
 heldout = heldout_subset(base, suite)
 before, _ = evaluate(PolicyHandle(model, tok, 0, sampling_of(base), tokenizer_digest(tok)), heldout, base,
-                     Grader(isolated_pool), "warm")
+                     VerdictCache(isolated_pool), "warm")
 with open(os.path.join(warm, "lineage.json"), "w") as fh:
     json.dump({"heldout": before, "exploit_demos": len(hacked), "honest_demos": len(demos)}, fh)
 print(f"warm start: {len(demos)} honest + {len(hacked)} exploit demonstrations, final NLL {losses[-1]:.2f}; "

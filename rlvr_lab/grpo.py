@@ -21,6 +21,7 @@ to float64 tensors) and return tensors. Bad input raises ValueError naming the a
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import torch
@@ -163,8 +164,8 @@ def _check_loss_inputs(logp, old_logp, ref_logp, advantages, mask, beta):
 
 
 def grpo_loss(logp, old_logp, ref_logp, advantages, mask, eps_low, eps_high, beta, norm="sequence",
-              constant=None):
-    """Equation 4 (17.5.2): the GRPO loss ``-J`` and a dict of diagnostics (plain floats).
+              constant=None, *, checked=True):
+    """Equation 4 (17.5.2): the GRPO loss ``-J`` and a dict of diagnostics.
 
     Per token ``L - beta*D`` with L the clipped surrogate and D the k3 KL; then
     ``norm="sequence"``: mean over rollouts of the token sum / |o_i| (eq 4, TRL loss_type "grpo");
@@ -172,21 +173,32 @@ def grpo_loss(logp, old_logp, ref_logp, advantages, mask, eps_low, eps_high, bet
     ``constant`` defaults to T, the padded width, which stands for the enforced cap when the batch is padded
     to it; ``"token"``: total over all tokens / number of unmasked tokens (TRL "bnpo"). ``ref_logp`` may be
     None when ``beta == 0``. Diagnostics: ``clip_fraction`` (and ``clip_low_fraction``/``clip_high_fraction``,
-    the tokens whose incentive the clip removed), ``ratio_p05/p50/p95/max``, ``kl_mean`` (when ref_logp is
-    given), ``surrogate_mean``, ``tokens``. Loss in nats-weighted advantage units (dimensionless).
+    the tokens whose incentive the clip removed), ``positive_fraction``, ``ratio_p05/p50/p95/max``,
+    ``kl_mean`` (when ref_logp is given), ``surrogate_mean``, ``tokens``, as plain floats.
+
+    ``checked=False`` is the trainer's path: the same loss bit for bit, but no argument checks (inputs must
+    be valid tensors) and the diagnostics stay 0-dim tensors on the device, without the ratio quantiles,
+    so nothing forces a GPU sync.
 
     >>> z = torch.zeros(2, 3)                        # at ratio 1 the surrogate is A on every token
     >>> loss, d = grpo_loss(z, z, z, torch.tensor([2.0, -1.0]), torch.ones(2, 3), 0.2, 0.28, 0.04)
     >>> float(loss), d["clip_fraction"], d["kl_mean"], d["tokens"]
     (-0.5, 0.0, 0.0, 6.0)
+    >>> loss, d = grpo_loss(z, z, z, torch.tensor([2.0, -1.0]), torch.ones(2, 3), 0.2, 0.28, 0.04, checked=False)
+    >>> float(loss), float(d["tokens"])
+    (-0.5, 6.0)
     """
+    if not checked:
+        keep = mask.bool()
+        loss, ratio, adv, surrogate, kl = _objective(logp, old_logp, ref_logp, advantages, keep, eps_low,
+                                                     eps_high, beta, norm, constant)
+        return loss, _statistics(ratio, adv, keep, surrogate, kl, eps_low, eps_high)
     v.choice("norm", norm, NORMS)
     beta = v.nonnegative("beta", beta)
     lo, hi = _clip_widths(eps_low, eps_high)
-    logp, old_logp, advantages = _tensor("logp", logp), _tensor("old_logp", old_logp), _tensor("advantages",
-                                                                                                   advantages)
+    logp, old_logp = _tensor("logp", logp), _tensor("old_logp", old_logp)
+    advantages, mask = _tensor("advantages", advantages), _tensor("mask", mask)
     ref_logp = None if ref_logp is None else _tensor("ref_logp", ref_logp)
-    mask = _tensor("mask", mask)
     keep = _check_loss_inputs(logp, old_logp, ref_logp, advantages, mask, beta)
     if norm == "constant" and constant is not None:
         constant = v.positive("constant", constant)
@@ -195,42 +207,29 @@ def grpo_loss(logp, old_logp, ref_logp, advantages, mask, eps_low, eps_high, bet
     return loss, _diagnostics(ratio.detach(), adv.detach(), keep, surrogate.detach(), kl, lo, hi)
 
 
-def grpo_loss_fast(logp, old_logp, ref_logp, advantages, mask, eps_low, eps_high, beta, norm="sequence",
-                   constant=None):
-    """The trainer's path to :func:`grpo_loss`: the same loss, bit for bit, without the argument checks and
-    with its statistics left on the device as 0-dim tensors (``clip_fraction``, ``clip_low_fraction``,
-    ``clip_high_fraction``, ``positive_fraction``, ``surrogate_mean``, ``tokens``, ``kl_mean``) and no
-    ratio quantiles, so nothing in it forces a GPU sync. Inputs must already be valid tensors
-    (:func:`grpo_loss` is the checked teaching API).
-
-    >>> z = torch.zeros(2, 3)
-    >>> loss, d = grpo_loss_fast(z, z, z, torch.tensor([2.0, -1.0]), torch.ones(2, 3), 0.2, 0.28, 0.04)
-    >>> float(loss), float(d["clip_fraction"]), float(d["tokens"])
-    (-0.5, 0.0, 6.0)
-    """
-    keep = mask.bool()
-    loss, ratio, adv, surrogate, kl = _objective(logp, old_logp, ref_logp, advantages, keep, eps_low, eps_high,
-                                                 beta, norm, constant)
-    stats = _statistics(ratio, adv, keep, surrogate, kl, eps_low, eps_high)
-    return loss, stats
+def grpo_loss_fast(*args, **kwargs):
+    """Deprecated (until 0.2): ``grpo_loss(..., checked=False)``."""
+    warnings.warn("rlvr_lab.grpo.grpo_loss_fast is now grpo_loss(..., checked=False); the old name goes in 0.2",
+                  DeprecationWarning, stacklevel=2)
+    return grpo_loss(*args, **kwargs, checked=False)
 
 
 def _objective(logp, old_logp, ref_logp, advantages, keep, lo, hi, beta, norm, constant):
-    """Equation 4 on checked inputs; ``(loss, ratio, advantages, surrogate, kl)``, shared by both paths."""
+    """Equation 4 on valid inputs: ``(loss, ratio, advantages, surrogate, kl)``."""
     m = keep.to(logp.dtype)
     # Padding content never matters: masked positions are replaced by 0 before any arithmetic.
     logp_k = torch.where(keep, logp, torch.zeros_like(logp))
     old_k = torch.where(keep, old_logp.to(logp.dtype), torch.zeros_like(logp))
     adv = advantages.to(logp.dtype)
-    ratio = torch.exp(logp_k - old_k)
-    surrogate = torch.minimum(ratio * adv[:, None], torch.clamp(ratio, 1.0 - lo, 1.0 + hi) * adv[:, None])
+    ratio = token_ratios(logp_k, old_k)                      # r_{i,t}
+    surrogate = clipped_surrogate(ratio, adv, lo, hi)       # L_{i,t}
     per_token = surrogate
     kl = None
     if ref_logp is not None:
         ref_k = torch.where(keep, ref_logp.to(logp.dtype), torch.zeros_like(logp))
-        kl = kl_k3(logp_k, ref_k)
+        kl = kl_k3(logp_k, ref_k)                           # D_{i,t}
         if beta > 0:
-            per_token = surrogate - beta * kl
+            per_token = surrogate - beta * kl                # L - beta_KL * D, summed per rollout below
     token_sums = (per_token * m).sum(dim=1)
     if norm == "sequence":
         objective = (token_sums / m.sum(dim=1).clamp(min=1.0)).mean()

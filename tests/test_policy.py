@@ -97,7 +97,7 @@ def test_train_loads_a_locally_saved_model_through_the_model_option(tok_model, t
     import torch as _torch
 
     from rlvr_lab.train import TrainConfig
-    from rlvr_lab.train import build_policy
+    from rlvr_lab.train.learner import build_policy
 
     tok, model, suite = tok_model
     save_policy(model, tok, str(tmp_path / "my-model"))

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from rlvr_lab.train import TrainConfig, train
-from rlvr_lab.train.rollout import Grader
+from rlvr_lab.train.rollout import VerdictCache
 from rlvr_lab.train.trl_engine import reward_function
 from rlvr_lab.tasks import make_suite
 
@@ -30,7 +30,7 @@ class _FailingPool:
 def test_reward_function_never_coerces_an_unavailable_verdict():
     suite = make_suite(seed=0, problems_per_family=1)
     by_id = {t.task_id: t for t in suite}
-    reward = reward_function(Grader(_FailingPool()), by_id)
+    reward = reward_function(VerdictCache(_FailingPool()), by_id)
     assert reward(prompts=["p", "p"], completions=["    return 1\n"] * 2, task_id=[suite[0].task_id] * 2) == [None, None]
 
 
@@ -69,7 +69,7 @@ def test_grader_keeps_public_and_hidden_verdicts_apart_and_sends_one_entry_per_f
 
     task = make_suite(seed=0, problems_per_family=1)[0]
     pool = _RecordingPool(lambda c, fx: "pass" if fx.checker_version.endswith("-public") else "fail")
-    grader = Grader(pool)
+    grader = VerdictCache(pool)
     same = task.candidate("    return 1\n")
     public = grader.grade([(same, public_fixture(task.fixture))])
     hidden = grader.grade([(same, task.fixture)])

@@ -1,48 +1,57 @@
 """Training a tiny code model with GRPO against the sandboxed verifier (sections 17.5, 17.10).
 
-A small Python API for notebooks and scripts::
-
     from rlvr_lab.train import TrainConfig, train
     result = train(TrainConfig.preset("ci", out_dir="runs/demo"))
     result.before["pass1"], result.after["pass1"], result.wall_s
 
-Presets: ``ci`` (seconds), ``cpu`` (minutes on a laptop), ``gpu`` (Colab). ``engine="trl"`` trains the same
-model on the same tasks with TRL's GRPOTrainer.
-
-The pieces a lab takes apart are public too, and this list is the whole public API (the labs and chapters
-import nothing else from ``rlvr_lab.train``): :func:`setup` and :class:`Run` (a run's surroundings), the
-step functions ``sample_step -> grade_step -> update_step -> log_step`` with their dataclasses, the
-learner's :func:`grpo_update`, :func:`evaluate` and :func:`build_policy`, the :class:`Grader` in front of
-the verifier pool, and the warm start's :func:`sft`. Importing this package does not import torch: each
-name is loaded from the module in :data:`API` on first use.
+Presets: ``ci`` (seconds), ``cpu`` (minutes on a laptop), ``gpu`` (Colab); ``engine="trl"`` trains the same
+model on TRL's GRPOTrainer. ``__all__`` is what the chapters, labs and experiments use. Importing this
+package does not import torch: each name is loaded from its module in :data:`API` on first use.
 """
 
 from __future__ import annotations
 
 import importlib
+import warnings
 
-from rlvr_lab.train.config import PRESETS, TrainConfig
+from rlvr_lab.train.config import TrainConfig
 
 #: Public name -> the module of ``rlvr_lab.train`` that defines it.
 API = {
-    "setup": "run", "Run": "run", "Timer": "run", "open_pool": "run", "heldout_subset": "run",
-    "sampling_of": "run", "resolve_device": "run", "resolve_dtype": "run",
-    "TrainResult": "grpo_loop", "Learner": "grpo_loop", "Sampled": "grpo_loop", "Graded": "grpo_loop",
-    "warm_start": "grpo_loop", "make_learner": "grpo_loop", "sample_step": "grpo_loop", "grade_step": "grpo_loop",
-    "update_step": "grpo_loop", "log_step": "grpo_loop",
-    "build_policy": "learner", "reference_logprobs": "learner", "grpo_update": "learner", "evaluate": "learner",
-    "Grader": "rollout", "PolicyHandle": "rollout", "collect": "rollout", "tokenizer_digest": "rollout",
-    "prompt_ids": "rollout", "sft": "supervised", "format_report": "report", "write_report": "report",
-    "read_lineage": "checkpoint", "save_checkpoint": "checkpoint",
+    # one step taken apart (lab 1)
+    "setup": "run", "Run": "run", "warm_start": "grpo_loop", "make_learner": "grpo_loop",
+    "sample_step": "grpo_loop", "Sampled": "grpo_loop", "grade_step": "grpo_loop", "Graded": "grpo_loop",
+    "update_step": "grpo_loop",
+    # the update (chapter 9)
+    "Learner": "learner", "GRPOBatch": "learner", "make_batch": "learner", "grpo_update": "learner",
+    # collection, evaluation, warm start (chapters 5, 7, 9; lab 4; experiments)
+    "VerdictCache": "rollout", "PolicyHandle": "rollout", "collect": "rollout", "tokenizer_digest": "rollout",
+    "prompt_ids": "rollout", "evaluate": "learner", "heldout_subset": "run", "sampling_of": "run",
+    "sft": "supervised", "open_pool": "run", "read_lineage": "checkpoint", "save_checkpoint": "checkpoint",
 }
 
-__all__ = ["PRESETS", "TrainConfig", "train", *API]
+#: Names this package exported in 0.1 that nothing uses: (module, name there), importable with a
+#: DeprecationWarning until 0.2.
+DEPRECATED = {
+    "PRESETS": ("config", "PRESETS"), "Timer": ("run", "Timer"), "resolve_device": ("run", "resolve_device"),
+    "resolve_dtype": ("run", "resolve_dtype"), "TrainResult": ("grpo_loop", "TrainResult"),
+    "log_step": ("grpo_loop", "log_step"), "build_policy": ("learner", "build_policy"),
+    "reference_logprobs": ("learner", "reference_logprobs"), "Grader": ("rollout", "VerdictCache"),
+    "format_report": ("report", "format_report"), "write_report": ("report", "write_report"),
+}
+
+__all__ = ["TrainConfig", "train", *API]
 
 
 def __getattr__(name: str):
-    """``rlvr_lab.train.evaluate`` and the other names of :data:`API`, imported on first use."""
+    """The names of :data:`API`, imported on first use; those of :data:`DEPRECATED` with a warning."""
     if name in API:
         return getattr(importlib.import_module(f"rlvr_lab.train.{API[name]}"), name)
+    if name in DEPRECATED:
+        module, new = DEPRECATED[name]
+        warnings.warn(f"rlvr_lab.train.{name} is no longer exported: use rlvr_lab.train.{module}.{new} "
+                      "(the old name goes in 0.2)", DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(f"rlvr_lab.train.{module}"), new)
     raise AttributeError(f"module 'rlvr_lab.train' has no attribute {name!r}")
 
 

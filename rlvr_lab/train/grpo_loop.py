@@ -1,22 +1,11 @@
-"""The GRPO training loop: warm start, collection, verification, closure, update, checkpoint (17.5, 17.9, 17.10).
+"""The GRPO training loop (17.5, 17.9, 17.10): warm start, then per step sample -> grade -> update -> log.
 
-One step, as data, each stage a function from one dataclass to the next:
-:func:`sample_step` (tasks -> :class:`Sampled`: token ids, behaviour log-probs, version, reference
-log-probs computed while the verifier works) -> :func:`grade_step` (-> :class:`Graded`: verdicts from the
-isolated VerifierPool, the complete-group rule and lag bound of :func:`~rlvr_lab.records.close_group`) ->
-:func:`update_step` (advantages, eq 2, and ``passes`` optimizer steps of the GRPO loss, eqs 4-5, in
-:func:`~rlvr_lab.train.learner.grpo_update`) -> :func:`log_step` (records, metrics, evaluation,
-checkpoint with lineage).
-Held-out pass@1 is measured before GRPO, every ``eval_every`` steps and at the end, by the same verifier
-with a fixed sampling seed.
-
-The verifier never holds the policy still. Each batch is sampled, sent to the pool, and scored under the
-frozen reference model while the verifier works. With ``overlap`` on (the cpu and gpu presets), the
-optimizer then updates on the *previous* batch while the verifier grades this one, so a batch enters its
-update one update (``passes`` versions) after it was sampled: the bounded staleness of section 17.9's
-rollout fleet, checked at admission against ``max_lag`` (equation 8) and corrected by the importance ratio
-against the recorded behaviour log-probs. The pipeline drains before every evaluation and checkpoint, so
-a checkpoint never holds a half-processed batch and a resumed run repeats the uninterrupted one exactly.
+Each stage is a function from one dataclass to the next: :func:`sample_step` (-> :class:`Sampled`, scored
+under the reference while the verifier works), :func:`grade_step` (-> :class:`Graded`, closed by the
+complete-group rule and lag bound), :func:`update_step` (eqs 2-5, :mod:`~rlvr_lab.train.learner`) and
+:func:`log_step`; :func:`train` evaluates and checkpoints when due. With ``overlap`` the update on one batch
+runs while the verifier grades the next (bounded staleness, eq 8); the pipeline drains before every
+evaluation and checkpoint, so a resumed run repeats the uninterrupted one exactly.
 """
 
 from __future__ import annotations
@@ -35,9 +24,11 @@ from rlvr_lab.records import RolloutRecord, close_group, write_records
 from rlvr_lab.tasks import GENERATOR_VERSION, CodeTask, split_tasks
 from rlvr_lab.train import checkpoint as ckpt
 from rlvr_lab.train.config import TrainConfig
-from rlvr_lab.train.learner import build_policy, evaluate, generator_for, grpo_update, reference_logprobs
+from rlvr_lab.train.learner import (Learner, build_policy, evaluate, generator_for, grpo_update, make_batch,
+                                    reference_logprobs)
 from rlvr_lab.train.metrics import MetricsLog, group_outcomes, length_by_outcome
-from rlvr_lab.train.rollout import Collection, Grader, PolicyHandle, finish_collect, start_collect, tokenizer_digest
+from rlvr_lab.train.rollout import (Collection, PolicyHandle, VerdictCache, finish_collect, start_collect,
+                                    tokenizer_digest)
 from rlvr_lab.train.run import Run, resolve_dtype, setup
 from rlvr_lab.train.supervised import sft
 
@@ -73,24 +64,6 @@ class TrainResult:
 
 
 @dataclass
-class Learner:
-    """The state one GRPO step changes: weights, optimizer, policy version, sampling generators."""
-
-    model: torch.nn.Module
-    tok: object
-    ref_model: torch.nn.Module
-    optimizer: torch.optim.Optimizer
-    generator: torch.Generator
-    sample_gen: torch.Generator | None
-    tok_digest: str
-    version: int = 0
-
-    def handle(self, run: Run) -> PolicyHandle:
-        """The current weights as the sampler sees them (version-stamped)."""
-        return PolicyHandle(self.model, self.tok, self.version, run.sampling, self.tok_digest)
-
-
-@dataclass
 class Sampled:
     """A batch sampled and sent to the verifier, with its reference log-probs (computed meanwhile)."""
 
@@ -123,7 +96,7 @@ class Progress:
     mark: float = field(default_factory=time.perf_counter)
 
 
-def warm_start(run: Run, bar) -> tuple[torch.nn.Module, object, dict]:
+def warm_start(run: Run, bar=None) -> tuple[torch.nn.Module, object, dict]:
     """The warm-start policy and its held-out evaluation: loaded from ``warm_dir``, or trained (SFT on
     demonstrations), evaluated and saved there."""
     config, timer = run.config, run.timer
@@ -145,10 +118,10 @@ def warm_start(run: Run, bar) -> tuple[torch.nn.Module, object, dict]:
     return model, tok, before
 
 
-def make_learner(run: Run, model, tok, log: MetricsLog) -> tuple[Learner, int]:
-    """The learner around the warm-start weights, resumed from the latest checkpoint when there is one;
-    returns it with the first step to run."""
-    config = run.config
+def make_learner(run: Run, model, tok) -> tuple[Learner, int]:
+    """The learner around the warm-start weights, resumed from the latest checkpoint when there is one
+    (records and metrics cut back to it; without one they start empty); returns it with the first step to run."""
+    config, log = run.config, MetricsLog(run.config.out_dir)
     ref_model = copy.deepcopy(model).eval()
     for p in ref_model.parameters():
         p.requires_grad_(False)
@@ -205,35 +178,44 @@ def update_step(run: Run, learner: Learner, graded: Graded) -> dict:
     if not admitted:
         return {}
     with run.timer.phase("update"):
-        diags = grpo_update(learner.model, learner.ref_model, learner.optimizer, admitted, run.config,
-                            learner.tok.pad_token_id, run.sampling, graded.ref)
-    learner.version += run.config.passes
-    return diags
+        batch = make_batch(learner, admitted, run.config, run.sampling, graded.ref)
+        return grpo_update(learner, batch, run.config, run.sampling)
 
 
-def log_step(run: Run, learner: Learner, graded: Graded, diags: dict, progress: Progress, bar) -> dict:
-    """Write the records and the metrics row; evaluate and checkpoint when due; returns the row."""
-    config, step = run.config, graded.step
+def log_step(run: Run, learner: Learner, graded: Graded, diags: dict, step_s: float, heldout: dict | None,
+             progress: Progress, bar) -> dict:
+    """Write the step's records and its metrics row (``step_s`` of wall time; the held-out evaluation
+    ``heldout`` when one ran); returns the row."""
     write_records(run.records_path, graded.records)
     progress.rollouts += len(graded.records)
-    step_s = time.perf_counter() - progress.mark  # wall time since the previous step was done
     progress.grpo_s += step_s
-    row = _step_row(step, learner.version, graded.records, diags, graded.times, step_s, graded.retry_s)
+    row = _step_row(graded.step, learner.version, graded.records, diags, graded.times, step_s, graded.retry_s)
+    if heldout is not None:
+        progress.last_eval = heldout
+        row.update({f"heldout_{k}": v for k, v in heldout.items()})
+    progress.log.append(row)
+    if bar is not None:
+        bar.update(1)
+        bar.set_postfix(reward=f"{row['reward_mean']:.2f}", heldout=f"{progress.last_eval.get('pass1', 0):.2f}")
+    return row
+
+
+def finish_step(run: Run, learner: Learner, graded: Graded, progress: Progress, bar) -> None:
+    """A graded batch's update, then its log row, with a held-out evaluation and a checkpoint when due."""
+    config, step = run.config, graded.step
+    diags = update_step(run, learner, graded)
+    step_s = time.perf_counter() - progress.mark  # wall time since the previous step was done
+    heldout = None
     if _due(step, config.eval_every, config):
         with run.timer.phase("eval"):
-            progress.last_eval, _ = evaluate(learner.handle(run), run.heldout, config, run.grader, f"s{step}")
-        row.update({f"heldout_{k}": v for k, v in progress.last_eval.items()})
-    progress.log.append(row)
+            heldout, _ = evaluate(learner.handle(run), run.heldout, config, run.grader, f"s{step}")
+    log_step(run, learner, graded, diags, step_s, heldout, progress, bar)
     if _due(step, config.checkpoint_every, config):
         with run.timer.phase("checkpoint"):
             ckpt.save_checkpoint(config.out_dir, step, learner.model, learner.tok, learner.optimizer,
                                  learner.generator, learner.version, run.records_path, progress.log.jsonl,
                                  progress.lineage)
-    if bar is not None:
-        bar.update(1)
-        bar.set_postfix(reward=f"{row['reward_mean']:.2f}", heldout=f"{progress.last_eval.get('pass1', 0):.2f}")
     progress.mark = time.perf_counter()
-    return row
 
 
 def _due(step: int, every: int, config: TrainConfig) -> bool:
@@ -253,7 +235,7 @@ def train(config: TrainConfig, pool=None) -> TrainResult:
         run.timer.add("setup", run.timer.elapsed())
         model, tok, before = warm_start(run, bar)
         log = MetricsLog(config.out_dir)
-        learner, start_step = make_learner(run, model, tok, log)
+        learner, start_step = make_learner(run, model, tok)
         progress = Progress(_lineage(config, learner.tok_digest, run.warm_dir, run.pool), log, dict(before))
         waiting, stopped = None, False
         for step in range(start_step, config.grpo_steps):
@@ -262,14 +244,14 @@ def train(config: TrainConfig, pool=None) -> TrainResult:
                 break
             sampled = sample_step(run, learner, step)
             if waiting is not None:
-                log_step(run, learner, waiting, update_step(run, learner, waiting), progress, bar)
+                finish_step(run, learner, waiting, progress, bar)
                 waiting = None
             graded = grade_step(run, learner, sampled)
             drains = _due(step, config.eval_every, config) or _due(step, config.checkpoint_every, config)
             if config.overlap and not drains:
                 waiting = graded
             else:
-                log_step(run, learner, graded, update_step(run, learner, graded), progress, bar)
+                finish_step(run, learner, graded, progress, bar)
         after = before if not stopped and config.grpo_steps == 0 else progress.last_eval
         result = TrainResult(config.out_dir, before, after, run.timer.elapsed(), run.timer.seconds,
                              config.grpo_steps, progress.rollouts, log.rows(), stopped, progress.grpo_s)
@@ -289,7 +271,8 @@ def _lineage(config: TrainConfig, tok_digest: str, parent: str, pool) -> dict:
         "config": config.to_dict(), "seed": config.seed, "engine": config.engine,
         "task_generator": GENERATOR_VERSION, "fixture_version": f"{GENERATOR_VERSION}-s{config.seed}",
         "verifier": {"backend": config.verifier_backend, "resolved": getattr(pool, "backend", None),
-                     "isolation": list(getattr(getattr(pool, "verifiers", [None])[0], "isolation", ())), "pool": type(pool).__module__ + "." + type(pool).__name__,
+                     "isolation": list(getattr(getattr(pool, "verifiers", [None])[0], "isolation", ())),
+                     "pool": type(pool).__module__ + "." + type(pool).__name__,
                      "workers": config.verifier_workers, "verdict_cache": config.verdict_cache,
                      "nodes": pool.nodes() if hasattr(pool, "nodes") else []},
         "tokenizer_sha256": tok_digest, "parent": parent,
@@ -299,7 +282,7 @@ def _lineage(config: TrainConfig, tok_digest: str, parent: str, pool) -> dict:
     }
 
 
-def apply_closure(records: list[RolloutRecord], config: TrainConfig, grader: Grader, trainer_version: int,
+def apply_closure(records: list[RolloutRecord], config: TrainConfig, grader: VerdictCache, trainer_version: int,
                    tasks: dict[str, CodeTask]) -> tuple[list[RolloutRecord], float]:
     """Apply the declared complete-group rule; under ``wait`` resubmit unresolved members first."""
     spent = 0.0

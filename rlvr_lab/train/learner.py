@@ -1,25 +1,27 @@
-"""The learner's side of a GRPO step: the policy, scoring, the update and evaluation (17.5, 17.9.6).
+"""The learner's side of a GRPO step (17.5, 17.9.6): the policy, one update, held-out evaluation.
 
-:func:`build_policy` makes the tiny code model (or loads ``config.model``); :func:`reference_logprobs`
-scores a batch under the frozen reference while the verifier works; :func:`grpo_update` turns admitted
-records into group advantages (eq 2) and ``passes`` optimizer steps of the clipped, length-normalised GRPO
-loss (eqs 4-5) against the recorded behaviour log-probs, on the lean :func:`rlvr_lab.grpo.grpo_loss_fast`
-(same loss as the checked API, no per-call checks or quantiles, statistics synced once per update); :func:`evaluate` measures held-out pass@1 and
-pass@k with a fixed sampling seed.
+:func:`make_batch` turns admitted records into a :class:`GRPOBatch` with group advantages (eq 2);
+:func:`grpo_update` runs ``passes`` steps of the clipped, KL-penalised GRPO loss (eqs 4-5) on it and
+changes the :class:`Learner` (weights, optimizer, policy version); :func:`evaluate` measures held-out
+pass@1 and pass@k with a fixed sampling seed.
 """
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import dataclass
+from types import SimpleNamespace
+
 import torch
 
+from rlvr_lab import grpo
 from rlvr_lab.policy import SamplingConfig, build_model, completion_logprobs, load_policy, shared_prefix_logprobs
 from rlvr_lab.records import RolloutRecord, flatten
 from rlvr_lab.tasks import CodeTask
 from rlvr_lab.train.config import TrainConfig
 from rlvr_lab.train.metrics import pass_at_k_summary, per_family_pass1
-from rlvr_lab.train.rollout import Grader, PolicyHandle, collect
-from rlvr_lab.train.run import resolve_dtype
-
+from rlvr_lab.train.rollout import PolicyHandle, VerdictCache, collect
+from rlvr_lab.train.run import Run, resolve_dtype
 
 def build_policy(config: TrainConfig, suite: list[CodeTask], device: torch.device):
     """(model, tokenizer): loaded from ``config.model`` or built from a config with a BPE tokenizer."""
@@ -35,24 +37,64 @@ def build_policy(config: TrainConfig, suite: list[CodeTask], device: torch.devic
     return model, tok
 
 
-def score(model, flat: list[tuple[list[int], list[int], list[float]]], prefix: list[int],
-          sampling: SamplingConfig, pad_id: int, share_prompt: bool):
-    """Per-token log-probs of flattened records (:func:`~rlvr_lab.records.flatten`) under ``model``.
+@dataclass
+class Learner:
+    """The state a GRPO update changes: weights, optimizer and policy version, with the frozen reference
+    and the sampling generators."""
 
-    ``prefix[i]`` is the length of record i's first prompt. Returns ``(logp, mask, logits, logits_mask)``:
-    logp and mask of shape (B, T-1) as :func:`~rlvr_lab.policy.completion_logprobs` (gradients flow), and
-    logits with their score mask for the entropy. With ``share_prompt`` a group's common prompt runs
+    model: torch.nn.Module
+    tok: object
+    """The tokenizer (its ``pad_token_id`` pads a batch)."""
+    ref_model: torch.nn.Module
+    """The frozen reference policy pi_ref of the KL term."""
+    optimizer: torch.optim.Optimizer
+    generator: torch.Generator | None = None
+    """CPU generator of the training samples (checkpointed with the run)."""
+    sample_gen: torch.Generator | None = None
+    """The same seed on the model's device when that is not the CPU (None on the CPU)."""
+    tok_digest: str = ""
+    version: int = 0
+    """Policy version: optimizer steps taken so far (stamped on every sampled rollout)."""
+
+    def handle(self, run: Run) -> PolicyHandle:
+        """The current weights as the sampler sees them (version-stamped)."""
+        return PolicyHandle(self.model, self.tok, self.version, run.sampling, self.tok_digest)
+
+
+@dataclass
+class GRPOBatch:
+    """One update's rollouts, a group's members consecutive. B rollouts; T the longest token sequence."""
+
+    records: list[RolloutRecord]
+    """The B admitted rollout records."""
+    ids: list[list[int]]
+    """Token ids of each rollout (prompt, sampled tokens, observations): B lists, at most T long."""
+    score_mask: list[list[int]]
+    """Per token of ``ids``: 1 if the policy sampled it (counts toward |o_i|), 0 for context."""
+    prefix_lens: list[int]
+    """Length of each rollout's first prompt (a group's shared prefix, scored once)."""
+    rewards: torch.Tensor
+    """(B,) verifier reward r_i."""
+    advantages: torch.Tensor
+    """(B,) group-relative advantage A_i (eq 2)."""
+    old_logp: torch.Tensor
+    """(B, T-1) behaviour log-probs log pi_old of the sampled tokens, as recorded when sampled (0 elsewhere)."""
+    ref_logp: torch.Tensor
+    """(B, T-1) log-probs of the same tokens under the frozen reference pi_ref (0 elsewhere)."""
+
+
+def score(model, ids: list[list[int]], score_mask: list[list[int]], prefix_lens: list[int],
+          sampling: SamplingConfig, pad_id: int, share_prompt: bool):
+    """Per-token log-probs of token sequences under ``model``; ``(logp, mask, logits, logits_mask)``.
+
+    logp and mask have shape (B, T-1) as :func:`~rlvr_lab.policy.completion_logprobs` (gradients flow);
+    logits come with their score mask for the entropy. With ``share_prompt`` a group's common prompt runs
     through the model once (:func:`~rlvr_lab.policy.shared_prefix_logprobs`, equal up to float rounding).
     """
-    seqs, masks = [f[0] for f in flat], [f[1] for f in flat]
     if share_prompt:
-        return shared_prefix_logprobs(model, seqs, masks, prefix, sampling, pad_id)
-    logp, mask, logits = completion_logprobs(model, seqs, masks, sampling, pad_id, with_logits=True)
+        return shared_prefix_logprobs(model, ids, score_mask, prefix_lens, sampling, pad_id)
+    logp, mask, logits = completion_logprobs(model, ids, score_mask, sampling, pad_id, with_logits=True)
     return logp, mask, logits, mask
-
-
-def _prefix_lengths(records: list[RolloutRecord]) -> list[int]:
-    return [len(r.invocations[0].prefix_ids) for r in records]
 
 
 def reference_logprobs(ref_model, records: list[RolloutRecord], sampling: SamplingConfig, pad_id: int,
@@ -64,69 +106,94 @@ def reference_logprobs(ref_model, records: list[RolloutRecord], sampling: Sampli
     """
     if not records:
         return {}
-    flat = [flatten(r) for r in records]
+    ids, score_mask, _ = zip(*(flatten(r) for r in records))
+    prefix_lens = [len(r.invocations[0].prefix_ids) for r in records]
     with torch.no_grad():
-        logp = score(ref_model, flat, _prefix_lengths(records), sampling, pad_id, share_prompt)[0]
-    return {r.rollout_id: logp[i, :len(f[0]) - 1].float() for i, (r, f) in enumerate(zip(records, flat))}
+        logp, *_ = score(ref_model, list(ids), list(score_mask), prefix_lens, sampling, pad_id, share_prompt)
+    return {r.rollout_id: logp[i, :len(seq) - 1].float() for i, (r, seq) in enumerate(zip(records, ids))}
 
 
-def grpo_update(model, ref_model, optimizer, records: list[RolloutRecord], config: TrainConfig, pad_id: int,
-                sampling: SamplingConfig, ref: dict[str, torch.Tensor] | None = None) -> dict:
-    """``passes`` optimizer steps of the GRPO loss on admitted records; returns diagnostics (17.5).
+def make_batch(learner: Learner, records: list[RolloutRecord], config: TrainConfig, sampling: SamplingConfig,
+               ref: dict[str, torch.Tensor] | None = None) -> GRPOBatch:
+    """The :class:`GRPOBatch` of admitted ``records``: grouped, with each group's advantages (eq 2).
 
-    ``ref`` holds the records' reference log-probs from :func:`reference_logprobs` when they were computed
-    ahead (while the verifier ran); without it they are computed here.
+    ``ref`` holds the reference log-probs of :func:`reference_logprobs` when they were computed ahead
+    (while the verifier ran); without it they are computed here.
     """
-    from rlvr_lab import grpo
-
     groups: dict[str, list[RolloutRecord]] = {}
     for r in records:
         groups.setdefault(r.group_id, []).append(r)
-    advs, order = [], []
-    for members in groups.values():
-        a = grpo.group_advantages([m.reward for m in members], eps=1e-8, std=config.std)
-        advs += [float(adv) for adv in a]
-        order += members
-    flat = [flatten(m) for m in order]  # (ids, score mask, behaviour log-probs) per record, once
-    prefix = _prefix_lengths(order)
-    device = next(model.parameters()).device
-    width = max(len(f[0]) for f in flat)
-    old = torch.tensor([f[2] + [0.0] * (width - len(f[2])) for f in flat], dtype=torch.float32,
-                       device=device)[:, 1:]
-    adv_t = torch.tensor(advs, dtype=torch.float32, device=device)
+    order = [m for members in groups.values() for m in members]
+    advantages = [float(a) for members in groups.values()
+                  for a in grpo.group_advantages([m.reward for m in members], eps=1e-8, std=config.std)]
+    ids, score_mask, behaviour = (list(column) for column in zip(*(flatten(m) for m in order)))
+    device = next(learner.model.parameters()).device
+    width = max(len(seq) for seq in ids)
+    old_logp = torch.tensor([lp + [0.0] * (width - len(lp)) for lp in behaviour], dtype=torch.float32,
+                            device=device)[:, 1:]
     if ref is None:
-        ref = reference_logprobs(ref_model, order, sampling, pad_id, config.share_prompt)
+        ref = reference_logprobs(learner.ref_model, order, sampling, learner.tok.pad_token_id, config.share_prompt)
     ref_logp = torch.zeros((len(order), width - 1), dtype=torch.float32, device=device)
     for i, m in enumerate(order):
         ref_logp[i, :ref[m.rollout_id].shape[0]] = ref[m.rollout_id].to(device)
-    turns = 2 if config.multi_turn else 1
+    return GRPOBatch(order, ids, score_mask, [len(m.invocations[0].prefix_ids) for m in order],
+                     torch.tensor([m.reward for m in order], dtype=torch.float32, device=device),
+                     torch.tensor(advantages, dtype=torch.float32, device=device), old_logp, ref_logp)
+
+
+def grpo_update(learner: Learner, batch: GRPOBatch, config: TrainConfig, sampling: SamplingConfig,
+                *loose, ref=None) -> dict:
+    """``passes`` optimizer steps of the GRPO loss on ``batch`` (17.5); returns diagnostics as floats.
+
+    Each pass: log-probs of the sampled tokens under the current weights -> token ratios against the
+    behaviour log-probs -> clipped surrogate with the batch's advantages and k3 KL to the reference
+    (eqs 4-5, :func:`rlvr_lab.grpo.grpo_loss`) -> loss -> gradient -> optimizer step. The learner's
+    version advances by ``passes``. (The 0.1 form ``grpo_update(model, ref_model, optimizer, records,
+    config, pad_id, sampling, ref)`` still works, with a DeprecationWarning, until 0.2.)
+    """
+    if isinstance(learner, torch.nn.Module):
+        return _loose_grpo_update(learner, batch, config, sampling, *loose, ref=ref)
+    model, pad_id = learner.model, learner.tok.pad_token_id
     constant = None
     if config.norm == "constant":
-        constant = float(config.norm_constant or config.max_new_tokens * turns)
+        constant = float(config.norm_constant or config.max_new_tokens * (2 if config.multi_turn else 1))
     diags: dict = {}  # 0-dim tensors until the end: one device sync per update, not one per statistic
     model.train()
     for p in range(config.passes):
-        logp, mask, logits, logits_mask = score(model, flat, prefix, sampling, pad_id, config.share_prompt)
-        loss, d = grpo.grpo_loss_fast(logp, old, ref_logp.float(), adv_t, mask, config.eps_low, config.eps_high,
-                                      config.beta, norm=config.norm, constant=constant)
+        logp, mask, logits, logits_mask = score(model, batch.ids, batch.score_mask, batch.prefix_lens, sampling,
+                                                pad_id, config.share_prompt)
+        loss, stats = grpo.grpo_loss(logp, batch.old_logp, batch.ref_logp, batch.advantages, mask, config.eps_low,
+                                     config.eps_high, config.beta, norm=config.norm, constant=constant,
+                                     checked=False)
         if not torch.isfinite(loss):  # the one check kept per pass: a NaN must never reach the weights
             raise FloatingPointError(f"GRPO loss is not finite ({float(loss)}) at pass {p}")
-        optimizer.zero_grad(set_to_none=True)
+        learner.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
-        optimizer.step()
+        learner.optimizer.step()
         if p == 0:
             with torch.no_grad():
                 diags["entropy"] = grpo.token_entropy(logits.float() / sampling.temperature, logits_mask)
-                diags["replay_max_dev"] = ((logp.detach() - old).abs() * mask).max()
-        for k, v in d.items():
-            diags[f"{k}" if p == config.passes - 1 else f"{k}_pass{p}"] = v
+                diags["replay_max_dev"] = ((logp.detach() - batch.old_logp).abs() * mask).max()
+        for k, v in stats.items():
+            diags[k if p == config.passes - 1 else f"{k}_pass{p}"] = v
         diags["loss"] = loss.detach()
         diags["grad_norm"] = grad_norm
     model.eval()
+    learner.version += config.passes
     diags = {k: _scalar(v) for k, v in diags.items()}
-    diags["scored_tokens"] = float(sum(sum(f[1]) for f in flat))
+    diags["scored_tokens"] = float(sum(sum(m) for m in batch.score_mask))
     return diags
+
+
+def _loose_grpo_update(model, ref_model, optimizer, records: list[RolloutRecord], config: TrainConfig, pad_id: int,
+                       sampling: SamplingConfig, ref: dict[str, torch.Tensor] | None = None) -> dict:
+    """The 0.1 loose-argument form of :func:`grpo_update`, until 0.2."""
+    warnings.warn("grpo_update(model, ref_model, optimizer, records, config, pad_id, sampling) is now "
+                  "grpo_update(learner, make_batch(learner, records, config, sampling), config, sampling); "
+                  "the loose form goes in 0.2", DeprecationWarning, stacklevel=3)
+    learner = Learner(model, SimpleNamespace(pad_token_id=pad_id), ref_model, optimizer)
+    return grpo_update(learner, make_batch(learner, records, config, sampling, ref), config, sampling)
 
 
 def _scalar(value):
@@ -135,7 +202,7 @@ def _scalar(value):
     return value
 
 
-def evaluate(policy: PolicyHandle, tasks: list[CodeTask], config: TrainConfig, grader: Grader,
+def evaluate(policy: PolicyHandle, tasks: list[CodeTask], config: TrainConfig, grader: VerdictCache,
              label: str) -> tuple[dict, list[RolloutRecord]]:
     """Held-out pass@1 / pass@k with ``eval_samples`` samples per task and a fixed seed (17.9.6)."""
     gen = torch.Generator(device="cpu").manual_seed(config.eval_seed)

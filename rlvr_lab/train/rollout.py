@@ -2,7 +2,7 @@
 
 :func:`collect` samples G completions per task from the current weights, optionally runs a second turn in
 which the policy sees public-test feedback (17.6.1-17.6.2), sends every final candidate to the isolated
-verifier through a :class:`Grader`, and returns one :class:`~rlvr_lab.records.RolloutRecord` per rollout.
+verifier through a :class:`VerdictCache`, and returns one :class:`~rlvr_lab.records.RolloutRecord` per rollout.
 It is :func:`start_collect` (sample, submit, return at once) followed by :func:`finish_collect` (wait for
 the verdicts); the trainer calls the two halves apart so that the verifier works while the policy updates.
 Rewards come only from verdicts; a verdict that does not arrive is recorded as ``unknown``, never 0 or 1.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import warnings
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 
@@ -27,8 +28,10 @@ def _unavailable(candidate: Candidate, fixture: Fixture, why: str) -> Verdict:
                    backend="trainer", stop_reason=why)
 
 
-class Grader:
-    """The trainer's side of the verifier boundary: submits to a VerifierPool, waits, caches.
+class VerdictCache:
+    """The trainer's side of the verifier boundary: submits to a VerifierPool, waits, caches verdicts.
+
+    Formerly ``Grader`` (a deprecated alias until 0.2), renamed apart from :mod:`rlvr_lab.grading`'s grader.
 
     ``pool`` is anything with ``submit(candidate, fixture) -> Future[Verdict]`` (a
     :class:`rlvr_lab.verifier.VerifierPool`; its ``submit_many`` is used when present, one entry per
@@ -136,7 +139,8 @@ def completion_text(tokenizer, ids: list[int]) -> str:
 
 def public_fixture(fixture: Fixture) -> Fixture:
     """The same fixture graded by its public tests only: the feedback a policy may see (17.6.1)."""
-    return replace(fixture, hidden_tests=dict(fixture.public_tests), checker_version=fixture.checker_version + "-public")
+    return replace(fixture, hidden_tests=dict(fixture.public_tests),
+                   checker_version=fixture.checker_version + "-public")
 
 
 def observation_text(verdict: Verdict, task: CodeTask) -> str:
@@ -159,8 +163,8 @@ class Collection:
     times: dict
 
 
-def start_collect(policy: PolicyHandle, tasks: list[CodeTask], group_size: int, grader: Grader, step: int,
-                  generator, multi_turn: bool = False, id_prefix: str = "s") -> Collection:
+def start_collect(policy: PolicyHandle, tasks: list[CodeTask], group_size: int, grader: VerdictCache,
+                  step: int, generator, multi_turn: bool = False, id_prefix: str = "s") -> Collection:
     """Sample ``group_size`` rollouts per task and submit every final candidate to the verifier.
 
     Returns as soon as the requests are queued, so the caller can do other work (score the batch under
@@ -218,7 +222,7 @@ def start_collect(policy: PolicyHandle, tasks: list[CodeTask], group_size: int, 
     return Collection(records, pending, {"sample_s": t_sample, "verify_s": t_verify})
 
 
-def finish_collect(collection: Collection, grader: Grader) -> tuple[list[RolloutRecord], dict]:
+def finish_collect(collection: Collection, grader: VerdictCache) -> tuple[list[RolloutRecord], dict]:
     """Wait for a :class:`Collection`'s verdicts and write them into its records; returns the records and
     timings in seconds (``verify_s`` counts only the time spent waiting here and on a first turn)."""
     t0 = time.perf_counter()
@@ -232,7 +236,7 @@ def finish_collect(collection: Collection, grader: Grader) -> tuple[list[Rollout
     return collection.records, times
 
 
-def collect(policy: PolicyHandle, tasks: list[CodeTask], group_size: int, grader: Grader, step: int,
+def collect(policy: PolicyHandle, tasks: list[CodeTask], group_size: int, grader: VerdictCache, step: int,
             generator, multi_turn: bool = False, id_prefix: str = "s") -> tuple[list[RolloutRecord], dict]:
     """Sample ``group_size`` rollouts per task, grade them, return records and timings (seconds):
     :func:`start_collect` followed at once by :func:`finish_collect`."""
@@ -261,3 +265,12 @@ def replay_max_deviation(model, records: list[RolloutRecord], pad_id: int) -> fl
         dev = (logp[0] - torch.tensor(old[1:], dtype=logp.dtype, device=logp.device)).abs() * m[0]
         worst = max(worst, float(dev.max()))
     return worst
+
+
+def __getattr__(name: str):
+    """``Grader``, the old name of :class:`VerdictCache`, until 0.2."""
+    if name == "Grader":
+        warnings.warn("rlvr_lab.train.rollout.Grader is now VerdictCache; the old name goes in 0.2",
+                      DeprecationWarning, stacklevel=2)
+        return VerdictCache
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

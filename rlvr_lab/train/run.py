@@ -2,7 +2,7 @@
 
 A run needs the same things whichever GRPO implementation trains it: seeds set, a device, the task suite
 with its training and held-out splits, the isolated verifier pool the rewards come from and the
-:class:`~rlvr_lab.train.rollout.Grader` in front of it, the sampling configuration, and a
+:class:`~rlvr_lab.train.rollout.VerdictCache` in front of it, the sampling configuration, and a
 :class:`Timer` for the phases. :func:`setup` builds them once into a :class:`Run`; our loop
 (:mod:`~rlvr_lab.train.grpo_loop`) and TRL's (:mod:`~rlvr_lab.train.trl_engine`) both take it.
 """
@@ -20,7 +20,7 @@ import torch
 from rlvr_lab.policy import SamplingConfig
 from rlvr_lab.tasks import CodeTask, make_suite, split_tasks
 from rlvr_lab.train.config import TrainConfig
-from rlvr_lab.train.rollout import Grader
+from rlvr_lab.train.rollout import VerdictCache
 
 #: The phases a run's wall time is split into (TrainResult.timing).
 PHASES = ("setup", "sft", "sample", "reference", "verify", "update", "eval", "checkpoint")
@@ -118,7 +118,7 @@ class Run:
     train_tasks: list[CodeTask]
     heldout: list[CodeTask]
     pool: object
-    grader: Grader
+    grader: VerdictCache
     sampling: SamplingConfig
     timer: Timer
     own_pool: bool = True
@@ -150,6 +150,6 @@ def setup(config: TrainConfig, pool=None) -> Run:
                        problems_per_family=config.problems_per_family)
     own_pool = pool is None
     pool = open_pool(config) if own_pool else pool
-    grader = Grader(pool, cache=config.verdict_cache, timeout_s=config.verify_timeout_s)
+    grader = VerdictCache(pool, cache=config.verdict_cache, timeout_s=config.verify_timeout_s)
     return Run(config, device, suite, split_tasks(suite, "train", config.families), heldout_subset(config, suite),
                pool, grader, sampling_of(config), timer, own_pool, {t.task_id: t for t in suite})

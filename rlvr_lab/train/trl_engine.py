@@ -20,10 +20,11 @@ from rlvr_lab.train.config import TrainConfig
 
 
 def reward_function(grader, tasks_by_id: dict):
-    """A TRL reward function grading completions through ``grader`` (a :class:`~.rollout.Grader`)."""
+    """A TRL reward function grading completions through ``grader`` (a :class:`~.rollout.VerdictCache`)."""
 
     def verifier_reward(prompts, completions, task_id, **kwargs):
-        items = [(tasks_by_id[tid].candidate(text), tasks_by_id[tid].fixture) for tid, text in zip(task_id, completions)]
+        items = [(tasks_by_id[tid].candidate(text), tasks_by_id[tid].fixture)
+                 for tid, text in zip(task_id, completions)]
         return [v.reward for v, _ in grader.grade(items)]
 
     verifier_reward.__name__ = "verifier_reward"
