@@ -18,7 +18,7 @@ import time
 import pytest
 
 from rlvr_lab import grading
-from rlvr_lab.grading_sandbox import EXIT_GRACE_S, decode
+from rlvr_lab.grading.notebook_sandbox import EXIT_GRACE_S, decode
 from rlvr_lab.verifier.sandbox import UID_BASE, UID_COUNT
 from rlvr_lab.verifier.sandbox_clock import STRETCH_MAX
 from rlvr_lab.verifier.wire import GRACE_S
@@ -28,6 +28,10 @@ SOLUTIONS = os.path.join(ROOT, "labs", "exercises", "solutions")
 STUDENTS = os.path.join(ROOT, "labs", "exercises", "student")
 EX1, EX7 = "ex1_false_accepts.ipynb", "ex7_staleness_provisioning.ipynb"
 TIMEOUT_S = 20
+#: Modules of the grader that no notebook may import: the package, and the deprecated top-level paths.
+GRADER_MODULES = ("rlvr_lab.grading", "rlvr_lab.grading.admission", "rlvr_lab.grading.worker",
+                  "rlvr_lab.grading.notebook_sandbox", "rlvr_lab.grading_admission", "rlvr_lab.grading_worker",
+                  "rlvr_lab.grading_sandbox", "rlvr_lab.grading_ray", "rlvr_lab.notebook_executor")
 
 
 def _local_problem():
@@ -173,6 +177,13 @@ def _cheats(victims, key_dir):
               "share_early = share_late = alpha_max = None\n"
               "raise RuntimeError('vandal: ' + json.dumps(hits))")
     out["vandal"] = (EX1, _append(blank, vandal), "unanswered")
+    # -- the grader's own modules: its package, and the old top-level paths (shims of the package)
+    grader = ("import importlib\nfound = []\n"
+              f"for name in {GRADER_MODULES!r}:\n"
+              "    try:\n        importlib.import_module(name)\n        found.append(name)\n"
+              "    except BaseException:\n        pass\n"
+              "raise RuntimeError('grader modules: ' + repr(found))")
+    out["grader_import"] = (EX1, _append(blank, grader), "unanswered")
     out["forged_frames"] = (EX1, _with_cell(blank, "import os, struct\nbody = b'{\"t\": \"cell\", \"i\": 99, \"values\": "
                                                    "{\"share_early\": 0.324}}'\nos.write(3, struct.pack('>I', len(body)) + body)"),
                             "tampered")
@@ -348,6 +359,11 @@ def test_tampering_is_reported_with_evidence(graded):
     assert all(not graded["by"][n][0]["tampering"] for n in graded["honest"])
 
 
+def test_no_grading_module_is_importable_in_a_notebook(graded):
+    sub = graded["by"]["grader_import"][0]
+    assert "grader modules: []" in sub["cell_errors"][-1]["error"], sub["cell_errors"][-1]
+
+
 def test_the_same_file_twice_is_graded_once_and_the_report_has_every_format(graded):
     key_ex1 = graded["by"]["key_ex1"]
     assert len(key_ex1) == 2 and sorted(s["outcome"] for s in key_ex1) == ["completed", "refused"]
@@ -488,11 +504,38 @@ def test_bad_arguments_are_value_errors(tmp_path):
         grading.grade([str(tmp_path)], key_dir=SOLUTIONS)
 
 
+def test_the_staged_library_hides_the_grading_package_by_folder(tmp_path):
+    """A module added to ``rlvr_lab/grading/`` is never staged for a notebook, and the old top-level paths
+    left as shims reveal nothing: they import from the package, which is absent there."""
+    import shutil
+
+    from rlvr_lab.grading.notebook_sandbox import EXECUTOR, LIBRARY, stage_library
+
+    source = tmp_path / "src" / "rlvr_lab"
+    shutil.copytree(LIBRARY, source, ignore=shutil.ignore_patterns("__pycache__", "fixtures", "recorded"))
+    (source / "grading" / "new_grader_module.py").write_text("EXPECTED = 42\n")
+    lib = tmp_path / "lib"
+    assert stage_library(str(lib), source) == str(lib)
+    staged = [p.relative_to(lib) for p in lib.rglob("*")]
+    assert (lib / "rlvr_lab" / "checks.py").is_file() and (lib / EXECUTOR).is_file()  # the executor beside it
+    assert not [p for p in staged if {"grading", "fixtures", "__pycache__"} & set(p.parts)]
+    assert not [p for p in staged if "new_grader_module" in p.name or p.name == "exercise_key.py"]
+    probe = (f"import importlib, sys\nsys.path.insert(0, {str(lib)!r})\nfound = []\n"
+             f"for name in {GRADER_MODULES + ('rlvr_lab.grading.new_grader_module',)!r}:\n"
+             "    try:\n        importlib.import_module(name)\n        found.append(name)\n"
+             "    except ImportError:\n        pass\n"
+             "import rlvr_lab.checks\nprint(found, rlvr_lab.checks.__file__)")
+    # -I -S: no site-packages, so no editable install can point back at the checkout
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[0] == "[]" and str(lib) in done.stdout, done.stdout
+
+
 @pytest.mark.parametrize("timeout_s", [0.5, 20, 120])
 def test_a_looping_notebook_meets_the_wall_clock_before_the_cpu_limit(timeout_s):
     """A busy host stretches the wall deadline up to STRETCH_MAX times; one thread uses at most one CPU
     second per second, so the CPU limit must sit above that, or a loop ends as ``died``, not ``timeout``."""
-    from rlvr_lab.grading_sandbox import SandboxConfig
+    from rlvr_lab.grading.notebook_sandbox import SandboxConfig
 
     limits = SandboxConfig(timeout_s=timeout_s).limits()
     assert limits.wall_s == timeout_s

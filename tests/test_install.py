@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 STUDENT = "rlvr-student"
 #: Doctests that read the instructors' answer key from a checkout (labs/exercises/solutions): the key is
 #: course material for instructors and deliberately not shipped in the wheel.
-CHECKOUT_ONLY_DOCTESTS = ("rlvr_lab.grading.key_check_cells", "rlvr_lab.grading.load_key")
+CHECKOUT_ONLY_DOCTESTS = ("rlvr_lab.grading.key_check_cells", "rlvr_lab.grading.admission.load_key")
 
 
 def _source(cell: dict) -> str:
@@ -108,7 +108,7 @@ def test_repository_url_lives_in_one_place():
 
 
 def test_install_cell_is_not_tampering_for_the_grader():
-    from rlvr_lab.grading_admission import static_notes
+    from rlvr_lab.grading.admission import static_notes
 
     assert static_notes([(0, colab.install_cell())]) == []
 

@@ -1,38 +1,28 @@
 """The verifier fleet on a Ray cluster: verifier slots beyond one machine, with faults (section 17.9.5).
 
 :class:`RayVerifierPool` has the futures API of :class:`~rlvr_lab.verifier.pool.VerifierPool`
-(``submit``, ``submit_many``, ``map``, a bounded queue with backpressure, ``close``), but each slot is a
-Ray actor that owns one :class:`~rlvr_lab.verifier.verifier.Verifier` (its trusted runner, zygote and
-sandbox uid) on whichever node Ray placed it; slots are spread over the nodes. Verdicts and their
-evidence are the slot's own, unchanged, with ``node`` recording where they were produced. Ray is an
-optional extra (``pip install 'rlvr-lab[fleet]'``); importing :mod:`rlvr_lab.verifier` never needs it.
-
-The queue lives with the caller (the trainer): one driver thread per slot takes an entry and sends its
-candidates to its actor one at a time, so a slot keeps a fixture's tests collected between them.
-
-Faults are the chapter's faults. A slot whose worker process or node dies mid-verification (the Ray
-call raises ``RayActorError``, ``NodeDiedError``, ...), or that does not answer within the verification
-budget, leaves the candidate *pending*: never pass, never fail. The candidate and the rest of its entry
-go back to the head of the queue for a *different* slot (any slot after ``AVOID_S`` seconds), the lost
-attempt is logged in :attr:`RayVerifierPool.faults` and counted in the verdict's ``attempts``, and the
-dead slot is replaced by a fresh actor wherever Ray finds room. After ``lost_retries`` lost attempts the candidate's
-verdict is ``unknown`` with the reason: a verdict is never silently dropped, and the trainer's
-complete-group rule (:func:`rlvr_lab.records.close_group`) sees it like any unresolved member.
-
-``pool.meter`` measures arrivals, service time, waits and backpressure (:mod:`rlvr_lab.verifier.meter`).
+(``submit``, ``submit_many``, ``map``, a bounded queue with backpressure, ``close``); each slot is a Ray
+actor owning one :class:`~rlvr_lab.verifier.verifier.Verifier` on whichever node Ray placed it, and each
+verdict names its ``node``. The slots, the queue and the faults are :class:`rlvr_lab.ray_workers.RayWorkers`:
+a ``submit_many`` is one batch that a slot verifies one candidate after another (its fixture's tests stay
+collected between them); a candidate lost with its slot is *pending*, never pass or fail, and goes back
+to the queue for another slot (logged in :attr:`RayVerifierPool.faults`, counted in the verdict's
+``attempts``); after ``lost_retries`` losses its verdict is ``unknown`` with the reason, which the
+trainer's complete-group rule (:func:`rlvr_lab.records.close_group`) sees like any unresolved member.
+Ray is the optional ``fleet`` extra; importing :mod:`rlvr_lab.verifier` never needs it.
 """
 
 from __future__ import annotations
 
 import inspect
 import os
-import threading
 import time
-from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import Iterable
 
+from rlvr_lab.ray_workers import Call, QueueClosed, QueueFull, RayWorkers, node_name
+from rlvr_lab.ray_workers import ray_module as fleet_ray_module
 from rlvr_lab.verifier.meter import PoolMeter
 from rlvr_lab.verifier.pool import PoolClosed, PoolFront, PoolFull, VerifierPool, request_candidates
 from rlvr_lab.verifier.wire import verify_budget_s
@@ -42,16 +32,10 @@ from rlvr_lab.verifier.verifier import START_TIMEOUT_S
 
 def ray_module(who: str = "RayVerifierPool"):
     """``ray``, or an ImportError saying that ``who`` needs the ``fleet`` extra."""
-    try:
-        import ray
-    except ImportError as exc:  # depends on the environment
-        raise ImportError(f"{who} needs Ray: pip install 'rlvr-lab[fleet]'") from exc
-    return ray
+    return fleet_ray_module(who)
 
 
 _SLOT = None
-#: Seconds a lost entry waits for a slot other than the one it was lost on before any slot may take it.
-AVOID_S = 10.0
 
 
 def _slot_class():
@@ -67,8 +51,7 @@ def _slot_class():
                 from rlvr_lab.verifier.verifier import Verifier
 
                 self.verifier = Verifier(backend=backend, retries=retries, seed=seed)
-                node_id = ray.get_runtime_context().get_node_id()
-                self.node = f"{ray.util.get_node_ip_address()}/{node_id[:12]}"
+                self.node = node_name()
 
             def info(self) -> dict:
                 return {"node": self.node, "pid": os.getpid(), "runner_pid": self.verifier.runner_pid,
@@ -99,13 +82,42 @@ class LostAttempt:
     """False when ``lost_retries`` was exhausted and the verdict became ``unknown``."""
 
 
-class _Entry:
-    """Candidates of one ``submit_many`` still to verify, with their futures and lost-attempt counts."""
+class Verification(Call):
+    """One candidate of a ``submit_many``: sent to a slot's actor, answered through its future."""
 
-    def __init__(self, futures, candidates, fixture, trials, admitted, lost=None, avoid=-1):
-        self.futures, self.candidates, self.fixture, self.trials = futures, candidates, fixture, trials
-        self.admitted, self.lost, self.avoid = admitted, lost or [0] * len(candidates), avoid
-        self.avoid_until = time.monotonic() + AVOID_S
+    def __init__(self, pool: "RayVerifierPool", future: Future, candidate: Candidate, fixture: Fixture,
+                 trials: int | None, admitted: float):
+        self.pool, self.future, self.candidate, self.fixture, self.trials = pool, future, candidate, fixture, trials
+        self.admitted = admitted
+        self.timeout_s = pool.call_budget(fixture, trials)
+
+    def start(self) -> bool:
+        return self.future.running() or self.future.set_running_or_notify_cancel()
+
+    def send(self, actor):
+        return actor.verify.remote(self.candidate, self.fixture, self.trials)
+
+    def done(self, result) -> None:
+        verdict, service_s = result
+        self.pool.meter.served(self.admitted, service_s, len(verdict.trials))
+        self.future.set_result(replace(verdict, attempts=verdict.attempts + self.lost) if self.lost else verdict)
+
+    def failed(self, error: BaseException, node: str) -> None:  # bad input and the like
+        self.pool.meter.served(self.admitted, 0.0, 0)
+        self.future.set_exception(error)
+
+    def on_lost(self, slot: int, node: str, error: str, retried: bool) -> LostAttempt:
+        if not retried:
+            self.pool.meter.served(self.admitted, 0.0, 0)
+            fx = self.fixture
+            self.future.set_result(Verdict(
+                outcome="unknown", candidate_digest=self.candidate.digest, fixture=fx.name, fixture_version=fx.version,
+                checker_version=fx.checker_version, backend=self.pool.backend, attempts=self.lost,
+                stop_reason=f"verifier slot lost {self.lost} times (last: {error})", node=node))
+        return LostAttempt(self.candidate.digest, self.fixture.name, slot, node, error, retried)
+
+    def cancel(self) -> None:
+        self.future.cancel()
 
 
 class RayVerifierPool(PoolFront):
@@ -137,180 +149,48 @@ class RayVerifierPool(PoolFront):
             raise ValueError(f"slot_cpus must be a number >= 0, got {slot_cpus!r}")
         if call_timeout_s is not None and not call_timeout_s > 0:
             raise ValueError(f"call_timeout_s must be > 0 or None, got {call_timeout_s!r}")
-        from rlvr_lab.verifier.backend import BACKENDS
+        from rlvr_lab.verifier.backend import BACKENDS, SandboxUnavailable
 
         if backend is None:  # whatever the one-machine pool defaults to
             backend = inspect.signature(VerifierPool).parameters["backend"].default
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-        ray = self._ray = ray_module()
+        ray = ray_module()
         self.workers, self.max_queue, self.lost_retries = workers, max_queue, lost_retries
-        self._backend_arg, self._retries, self._seed = backend, retries, seed
-        self._slot_cpus, self._call_timeout = slot_cpus, call_timeout_s
-        self._owns_ray = not ray.is_initialized()
-        if self._owns_ray:
-            kwargs = dict(include_dashboard=False, log_to_driver=False, logging_level="WARNING")
-            if address is None:
-                kwargs.update(num_cpus=max(int(round(workers * slot_cpus)), 1), object_store_memory=80 * 2**20)
-            ray.init(address=address, **kwargs)
+        self._retries, self._call_timeout = retries, call_timeout_s
         self.meter = PoolMeter(workers)
-        self.faults: list[LostAttempt] = []
-        self._cv = threading.Condition()
-        self._waiting: deque[_Entry] = deque()
-        self._retry: deque[_Entry] = deque()
-        self._closed = False
-        self._busy = 0
-        self._generation = [0] * workers
-        self._current: list[str | None] = [None] * workers  # digest of the candidate each slot verifies
-        self.slots: list = [None] * workers
-        self.slot_info: list[dict] = [{}] * workers
-        try:
-            handles = [self._spawn(i) for i in range(workers)]
-            infos = [self._info(h) for h in handles]
-        except BaseException:
-            for h in self.slots:
-                if h is not None:
-                    ray.kill(h)
-            if self._owns_ray:
-                ray.shutdown()
-            raise
-        self.slot_info = infos
-        self.backend = infos[0]["backend"]
-        self._threads = [threading.Thread(target=self._work, args=(i,), name=f"ray-verifier-slot-{i}", daemon=True)
-                         for i in range(workers)]
-        for t in self._threads:
-            t.start()
 
-    # -- slots ---------------------------------------------------------------------------------------
-    def _spawn(self, i: int):
-        seed = None if self._seed is None else self._seed + 1_000_003 * i + 7 * self._generation[i]
-        handle = _slot_class().options(num_cpus=self._slot_cpus, scheduling_strategy="SPREAD").remote(
-            self._backend_arg, self._retries, seed)
-        self.slots[i] = handle
-        return handle
+        def actor_args(i: int, generation: int) -> tuple:
+            return backend, retries, None if seed is None else seed + 1_000_003 * i + 7 * generation
 
-    def _info(self, handle) -> dict:
-        ray = self._ray
+        private = {} if address is not None else dict(num_cpus=max(int(round(workers * slot_cpus)), 1),
+                                                      object_store_memory=80 * 2**20)
         try:
-            return ray.get(handle.info.remote(), timeout=START_TIMEOUT_S + 60)
-        except ray.exceptions.RayActorError as exc:  # the slot failed to start: say why
-            cause = getattr(exc, "cause", None) or getattr(exc, "error_msg", "")
-            if isinstance(cause, BaseException):
-                raise cause from None
+            self._slots = RayWorkers(_slot_class(), actor_args, workers, address=address, init_kwargs=private,
+                                     slot_cpus=slot_cpus, lost_retries=lost_retries, max_queue=max_queue,
+                                     start_timeout_s=START_TIMEOUT_S + 60, name="ray-verifier-slot")
+        except ray.exceptions.RayActorError as exc:  # a slot failed to start without a cause: say why
             if "SandboxUnavailable" in str(exc):
-                from rlvr_lab.verifier.backend import SandboxUnavailable
-
                 raise SandboxUnavailable(str(exc)) from None
             raise
+        self.backend = self._slots.slot_info[0]["backend"]
 
-    def _replace(self, i: int) -> None:
-        """Kill slot ``i`` (it may only be unresponsive) and start a fresh actor until one answers."""
-        ray = self._ray
-        try:
-            ray.kill(self.slots[i], no_restart=True)
-        except Exception:
-            pass
-        delay = 0.5
-        while not self._closed:
-            self._generation[i] += 1
-            handle = self._spawn(i)
-            try:
-                self.slot_info[i] = self._info(handle)
-                return
-            except Exception:
-                try:
-                    ray.kill(handle, no_restart=True)
-                except Exception:
-                    pass
-                time.sleep(delay)
-                delay = min(delay * 2, 10.0)
+    @property
+    def faults(self) -> list[LostAttempt]:
+        """Every verification lost with its slot, in order."""
+        return self._slots.faults
 
-    def _budget(self, fixture: Fixture, trials: int | None) -> float:
+    @property
+    def slot_info(self) -> list[dict]:
+        """Each slot's actor: ``node``, ``pid``, ``runner_pid``, ``backend``."""
+        return self._slots.slot_info
+
+    def call_budget(self, fixture: Fixture, trials: int | None) -> float:
+        """Seconds a slot may take over one candidate before it counts as lost."""
         if self._call_timeout is not None:
             return self._call_timeout
         k = fixture.trials if trials is None else trials
         return (self._retries + 1) * verify_budget_s(k, fixture.limits.wall_s) + START_TIMEOUT_S
-
-    # -- the queue -----------------------------------------------------------------------------------
-    def _take(self, i: int) -> _Entry | None:
-        """Next entry for slot ``i``: a lost entry it did not lose (or lost over ``AVOID_S`` ago), else a new
-        one; None to stop."""
-        with self._cv:
-            while True:
-                for entry in self._retry:
-                    if entry.avoid != i or self.workers == 1 or time.monotonic() > entry.avoid_until:
-                        self._retry.remove(entry)
-                        self._busy += 1
-                        return entry
-                if self._waiting:
-                    self._busy += 1
-                    entry = self._waiting.popleft()
-                    self._cv.notify_all()  # room in the queue for a blocked producer
-                    return entry
-                if self._closed and not self._retry and self._busy == 0:
-                    return None
-                self._cv.wait(1.0 if self._retry else None)
-
-    def _work(self, i: int) -> None:
-        while True:
-            entry = self._take(i)
-            if entry is None:
-                return
-            try:
-                self._run(i, entry)
-            finally:
-                with self._cv:
-                    self._busy -= 1
-                    self._cv.notify_all()
-
-    def _run(self, i: int, entry: _Entry) -> None:
-        ray = self._ray
-        for j, (future, candidate) in enumerate(zip(entry.futures, entry.candidates)):
-            if not future.running() and not future.set_running_or_notify_cancel():
-                continue
-            try:
-                ref = self.slots[i].verify.remote(candidate, entry.fixture, entry.trials)
-                self._current[i] = candidate.digest
-                verdict, service_s = ray.get(ref, timeout=self._budget(entry.fixture, entry.trials))
-            except ray.exceptions.RayTaskError as exc:  # the verification itself raised (bad input, ...)
-                cause = getattr(exc, "cause", None)
-                self.meter.served(entry.admitted, 0.0, 0)
-                future.set_exception(cause if isinstance(cause, BaseException) else exc)
-                continue
-            except (ray.exceptions.RayError, TimeoutError) as exc:  # slot, worker or node lost: pending
-                self._lost(i, entry, j, exc)
-                return
-            finally:
-                self._current[i] = None
-            self.meter.served(entry.admitted, service_s, len(verdict.trials))
-            lost = entry.lost[j]
-            future.set_result(replace(verdict, attempts=verdict.attempts + lost) if lost else verdict)
-
-    def _lost(self, i: int, entry: _Entry, j: int, exc: BaseException) -> None:
-        """Candidate ``j`` of ``entry`` was pending when slot ``i`` was lost: retry it elsewhere."""
-        candidate, future = entry.candidates[j], entry.futures[j]
-        entry.lost[j] += 1
-        retried = entry.lost[j] <= self.lost_retries
-        error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
-        self.faults.append(LostAttempt(candidate.digest, entry.fixture.name, i, self.slot_info[i].get("node", ""),
-                                       error, retried))
-        start = j
-        if not retried:
-            self.meter.served(entry.admitted, 0.0, 0)
-            fx = entry.fixture
-            future.set_result(Verdict(
-                outcome="unknown", candidate_digest=candidate.digest, fixture=fx.name, fixture_version=fx.version,
-                checker_version=fx.checker_version, backend=self.backend, attempts=entry.lost[j],
-                stop_reason=f"verifier slot lost {entry.lost[j]} times (last: {error})",
-                node=self.slot_info[i].get("node", "")))
-            start = j + 1
-        if start < len(entry.candidates):
-            rest = _Entry(entry.futures[start:], entry.candidates[start:], entry.fixture, entry.trials,
-                          entry.admitted, entry.lost[start:], avoid=i)
-            with self._cv:
-                self._retry.append(rest)
-                self._cv.notify_all()
-        self._replace(i)
 
     # -- the futures API -----------------------------------------------------------------------------
     def submit_many(self, candidates: Iterable[Candidate], fixture: Fixture, trials: int | None = None,
@@ -318,32 +198,27 @@ class RayVerifierPool(PoolFront):
         """Queue several verifications against one fixture as one entry (as VerifierPool.submit_many)."""
         candidates = request_candidates(candidates, fixture)
         asked = time.perf_counter()
-        deadline = None if timeout is None else asked + timeout
-        with self._cv:
-            while True:
-                if self._closed:
-                    raise PoolClosed("submit after close()")
-                if len(self._waiting) < self.max_queue:
-                    break
-                left = None if deadline is None else deadline - time.perf_counter()
-                if not block or (left is not None and left <= 0):
-                    raise PoolFull(f"the verification queue holds {self.max_queue} requests")
-                self._cv.wait(left)
-            futures: list[Future] = [Future() for _ in candidates]
+
+        def admit() -> list[Verification]:
             admitted = self.meter.arrived(len(candidates), time.perf_counter() - asked)
-            self._waiting.append(_Entry(futures, candidates, fixture, trials, admitted))
-            self._cv.notify_all()
-        return futures
+            return [Verification(self, Future(), c, fixture, trials, admitted) for c in candidates]
+
+        try:
+            calls = self._slots.put(admit, block, timeout)
+        except QueueClosed as exc:
+            raise PoolClosed(str(exc)) from None
+        except QueueFull:
+            raise PoolFull(f"the verification queue holds {self.max_queue} requests") from None
+        return [call.future for call in calls]
 
     @property
     def queued(self) -> int:
         """Entries waiting for a slot, lost ones included."""
-        with self._cv:
-            return len(self._waiting) + len(self._retry)
+        return self._slots.queued
 
     def in_flight(self) -> dict[int, str]:
         """``{slot: candidate digest}`` for every slot inside a verification right now (a snapshot)."""
-        return {i: digest for i, digest in enumerate(list(self._current)) if digest is not None}
+        return {i: call.candidate.digest for i, call in enumerate(list(self._slots.current)) if call is not None}
 
     def nodes(self) -> list[str]:
         """The node of each slot, in slot order."""
@@ -351,30 +226,7 @@ class RayVerifierPool(PoolFront):
 
     def close(self, cancel_pending: bool = False) -> None:
         """Stop accepting work, finish (or cancel) what is queued, stop the actors. Idempotent."""
-        with self._cv:
-            if self._closed:
-                return
-            self._closed = True
-            if cancel_pending:
-                for entry in self._waiting:
-                    for future in entry.futures:
-                        future.cancel()
-                self._waiting.clear()
-            self._cv.notify_all()
-        for t in self._threads:
-            t.join()
-        ray = self._ray
-        for handle in self.slots:
-            try:
-                ray.get(handle.close.remote(), timeout=30)
-            except Exception:
-                pass
-            try:
-                ray.kill(handle, no_restart=True)
-            except Exception:
-                pass
-        if self._owns_ray:
-            ray.shutdown()
+        self._slots.close(cancel_pending)
 
     def __enter__(self) -> "RayVerifierPool":
         return self

@@ -1,33 +1,10 @@
 """``rlvr-lab grade``: grade section 17.14 exercise notebooks across the course's own boundary (17.7).
 
-Threat model. A submission is untrusted code, as a candidate patch is for the verifier: it may loop,
-crash, flood its output, forge records, read the file system for the key, patch or profile the
-self-check module, or try to reach the grader and the other submissions. The design follows the
-verifier: the verdict is computed where the submission cannot reach.
-
-1. **Admission, in the grader.** Paths are collected without following links: a symbolic link, a path
-   outside the given submissions or inside the key, a file over :data:`MAX_BYTES` is refused with its
-   reason; the same file given twice (same device and inode) is graded once. Each notebook is parsed
-   here: invalid JSON, a cell whose source is not text, more than :data:`MAX_CELLS` code cells are that
-   notebook's outcome, named. Only the code cells' sources go on; stored outputs are never read.
-2. **Execution, in a sandbox per notebook** (:mod:`rlvr_lab.grading_sandbox`): the verifier's backend,
-   a fresh read-only workspace with only that notebook's cells, a private ``/tmp``, the grader's folders
-   hidden, no network, an unprivileged uid, rlimits and a SIGKILL deadline. Inside,
-   :mod:`rlvr_lab.notebook_executor` runs the cells in an IPython shell and reports, over a socket the
-   grader holds, each cell's outcome, the answer variables' values (plain data) and integrity evidence.
-3. **The grade, in the grader.** The key folder's ``exercise_key.py`` (:func:`~rlvr_lab.grading_admission.load_key_module`; never
-   in the package, hidden from every sandbox) compares the last reported values
-   of each part's variables with expected values computed here only; the student's process never holds
-   them (its self-checks compare salted hashes, :mod:`rlvr_lab.checks`). Values are read from the
-   notebook's final state, so cell order and copies of check cells do not matter.
-4. **Tampering is reported, with evidence**: grading machinery a cell replaced (builtins, ``math``,
-   ``json``, the self-checks, profile hooks) and forged frames. A part whose values are not right and
-   whose notebook shows such evidence reads ``tampered``; a static scan of the sources is reported as a
-   note and never changes a score.
-
-Where it runs. Each notebook is graded by :func:`rlvr_lab.grading_worker.grade_notebook` (plain data in and
-out): here in ``workers`` threads, or with ``ray_address`` on the machines of a Ray cluster
-(:mod:`rlvr_lab.grading_ray`, section 17.9's fleet and its faults), with the same sandbox per notebook.
+A class's run: admission and parsing here (:mod:`rlvr_lab.grading.admission`), each notebook graded by
+:func:`~rlvr_lab.grading.worker.grade_notebook` in its own sandbox, in ``workers`` threads or on a Ray
+cluster (:mod:`rlvr_lab.grading.fleet`), then the report as a table, JSON or CSV, and the CLI's exit code.
+A part whose values are wrong and whose notebook shows tampering evidence reads ``tampered``; a static
+scan of the sources is a note and never changes a score.
 """
 
 from __future__ import annotations
@@ -41,18 +18,9 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from rlvr_lab.grading_admission import (  # noqa: F401  (re-exported: the grader's public entry points)
-    DEFAULT_KEY,
-    MAX_BYTES,
-    MAX_CELLS,
-    collect_submissions,
-    load_key,
-    load_key_module,
-    match_exercise,
-    read_notebook,
-    static_notes,
-)
-from rlvr_lab.grading_worker import (  # noqa: F401  (score_parts re-exported)
+from rlvr_lab.grading.admission import (DEFAULT_KEY, collect_submissions, load_key, match_exercise, read_notebook,
+                                        static_notes)
+from rlvr_lab.grading.worker import (
     GradeSettings,
     GradingSlot,
     KeyData,
@@ -63,6 +31,8 @@ from rlvr_lab.grading_worker import (  # noqa: F401  (score_parts re-exported)
     score_parts,
 )
 
+#: The checkout this package lives in (its ``labs/exercises/solutions`` is the default key).
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # ---------------------------------------------------------------- scoring
 
@@ -111,7 +81,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
     ``ray_address``: grade on a Ray cluster instead of this machine (``"auto"``: the cluster this machine
     joined with ``ray start``; ``"HOST:6379"``): ``workers`` grading slots spread over its machines, each
     notebook in the same sandbox there, the key shipped as data, each notebook's ``node`` in the report
-    (:mod:`rlvr_lab.grading_ray`; needs the ``fleet`` extra). Admission and parsing stay here either way.
+    (:mod:`rlvr_lab.grading.fleet`; needs the ``fleet`` extra). Admission and parsing stay here either way.
     """
     from rlvr_lab.verifier.backend import SandboxUnavailable
 
@@ -123,7 +93,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
         if not isinstance(ray_address, str) or not ray_address.strip():
             raise ValueError(f"ray_address must be a Ray cluster address such as 'auto' or 'HOST:6379', "
                              f"got {ray_address!r}")
-        from rlvr_lab.grading_ray import ray_module
+        from rlvr_lab.grading.fleet import ray_module
 
         ray_module()  # an ImportError naming the extra, before any work
     key, key_module = load_key(key_dir)
@@ -181,7 +151,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
         _grade_here(jobs, key_data, settings, workers, finish)
         engine["nodes"] = [local_node()]
     else:
-        from rlvr_lab.grading_ray import RayGrader
+        from rlvr_lab.grading.fleet import RayGrader
 
         joined = time.monotonic()
         grader = RayGrader(key_data, settings, workers=workers, address=ray_address)
@@ -315,7 +285,7 @@ def run(args) -> int:
     no cluster) could start; 4 if a notebook stayed ungraded because its grading workers were lost."""
     key = args.key
     if key == DEFAULT_KEY and not os.path.isdir(key):  # run outside the repository root: use the checkout's key
-        key = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), DEFAULT_KEY)
+        key = os.path.join(CHECKOUT, DEFAULT_KEY)
     try:
         report = grade(args.submissions, key_dir=key, workers=args.workers, timeout_s=args.timeout,
                        backend=args.backend, progress=not args.no_progress,
