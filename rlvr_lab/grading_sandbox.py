@@ -34,9 +34,9 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from pathlib import Path
 
-from rlvr_lab.verifier.backend import SandboxFault, SandboxUnavailable
-from rlvr_lab.verifier.sandbox_clock import STRETCH_MAX
-from rlvr_lab.verifier.sandbox_setup import SANDBOX_ROOT
+from rlvr_lab.sandbox.backend import SandboxFault, SandboxUnavailable
+from rlvr_lab.sandbox.clock import STRETCH_MAX
+from rlvr_lab.sandbox.namespaces import SANDBOX_ROOT
 from rlvr_lab.verifier.schema import Limits
 from rlvr_lab.verifier.wire import trial_budget_s
 
@@ -164,7 +164,7 @@ def _environment_dirs() -> tuple:
 
 
 def _local_backend(slot: Path, hide: tuple):
-    from rlvr_lab.verifier.sandbox import LocalBackend
+    from rlvr_lab.sandbox.local import LocalBackend
 
     backend = LocalBackend(slot, hide=hide, keep=_environment_dirs(), server_path=str(_HERE / "notebook_executor.py"),
                            shared=("lib",))
@@ -176,8 +176,8 @@ def _local_backend(slot: Path, hide: tuple):
 def _docker_backend(slot: Path):
     import sysconfig
 
-    from rlvr_lab.verifier.docker_backend import DockerBackend
-    from rlvr_lab.verifier.docker_image import PY_PREFIX
+    from rlvr_lab.sandbox.docker import DockerBackend
+    from rlvr_lab.sandbox.docker_image import PY_PREFIX
 
     slot.mkdir(parents=True, exist_ok=True)
     stage_library(str(slot / "lib"))
@@ -201,7 +201,7 @@ def _make_backend(name: str, slot: Path, hide: tuple):
     verifier's weaker ``process`` backend is refused: without namespaces a notebook would run in the
     grader's own file system view, so nothing would hide the key or the other submissions from it.
     """
-    from rlvr_lab.verifier.backend import BACKENDS
+    from rlvr_lab.sandbox.backend import BACKENDS
 
     if name not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")

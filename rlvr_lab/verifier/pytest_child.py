@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rlvr_lab.verifier.backend import SocketChannel
-from rlvr_lab.verifier.proxy import ProxyClient
-from rlvr_lab.verifier.proxy_values import CandidateError
+from rlvr_lab.sandbox.backend import SocketChannel
+from rlvr_lab.verifier.proxy.client import ProxyClient
+from rlvr_lab.verifier.proxy.values import CandidateError
 from rlvr_lab.verifier.trials import secret_seed
 
 

@@ -42,12 +42,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from rlvr_lab.verifier.backend import SandboxBackend, SandboxFault, SandboxUnavailable, SocketChannel
-from rlvr_lab.verifier.backends import make_backend
+from rlvr_lab.sandbox.backend import SandboxBackend, SandboxFault, SandboxUnavailable, SocketChannel
+from rlvr_lab.sandbox.factory import make_backend
 from rlvr_lab.verifier.direct import direct_refusal, inprocess_refusal
 from rlvr_lab.verifier.judging import DETAIL_CHARS, RecordPlugin, expected_tests, judge
 from rlvr_lab.verifier.schema import Candidate, Fixture, TrialResult
-from rlvr_lab.verifier import proxy_import
+from rlvr_lab.verifier.proxy import SERVER_PATH
+from rlvr_lab.verifier.proxy import imports as proxy_import
 from rlvr_lab.verifier import pytest_child
 from rlvr_lab.verifier import trials as trials_mod
 from rlvr_lab.verifier import workspace
@@ -83,7 +84,7 @@ class SlotRunner:
         self.slot_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(self.slot_dir, 0o700)
         self.secret = os.urandom(32)  # seeds the hidden tests' randomness; never sent to a sandbox
-        self.backend = backend if isinstance(backend, SandboxBackend) else make_backend(backend, self.slot_dir / "sandbox")
+        self.backend = backend if isinstance(backend, SandboxBackend) else make_backend(backend, self.slot_dir / "sandbox", SERVER_PATH)
         self._empty_workspace_root()
         self.runner_dir = self.slot_dir / "runner"
         self.runner_dir.mkdir(mode=0o700, exist_ok=True)

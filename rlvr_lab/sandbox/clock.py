@@ -1,26 +1,14 @@
-"""A trial's deadline that does not charge the candidate for a busy host (section 17.7; stdlib only).
+"""A trial's deadline that does not charge the candidate for a busy host (section 17.7; standard library
+only, loaded by the zygote by path).
 
-``Limits.wall_s`` is the time a trial may take. On a host that is also training, grading or running other
-slots, a correct candidate can be kept off the CPU for seconds; a fixed wall clock then turns the host's
-load into the candidate's ``timeout``, a false ``fail`` that lands in its GRPO group as a wrong reward.
-
-:class:`TrialClock` extends the deadline by the CPU contention the host reports while the trial runs,
-and never past ``STRETCH_MAX * wall_s``:
+On a host that is also training or grading, a fixed wall clock would turn the host's load into the
+candidate's ``timeout``, a false ``fail``. :class:`TrialClock` extends the deadline by the CPU contention
+the host reports (PSI ``/proc/pressure/cpu``, else ``/proc/stat``) while the trial runs:
 
     deadline = start + min(wall_s + contended_s, STRETCH_MAX * wall_s)
 
-``contended_s`` comes from the kernel's CPU pressure counter (PSI, ``/proc/pressure/cpu``: time in which
-some runnable task waited for a CPU) or, where the kernel has no PSI, from ``/proc/stat`` (time in which
-the average CPU was busy). What this keeps and what it gives up:
-
-* a candidate that hangs on a quiet host still ends at ``wall_s``: sleeping or blocked tasks are not
-  contention;
-* a candidate that loads the CPU itself gains at most the cap, and its CPU-time rlimit still applies;
-* the outcome at the cap is ``timeout``, a ``fail``: a candidate can never turn its own fault into a
-  host fault (``pending``) and so censor its group;
-* where neither counter can be read the deadline is the plain ``wall_s``.
-
-The zygote loads this file by path (it imports only the standard library); the docker backend imports it.
+A hang on a quiet host still ends at ``wall_s``; a candidate that loads the CPU itself gains at most the
+cap, and the outcome there is ``timeout`` (never ``pending``, which it could use to censor its group).
 """
 
 import os

@@ -1,29 +1,17 @@
-"""The local backend's pre-forked sandbox zygote (section 17.7; stdlib only, run as a script).
+"""The local backend's pre-forked sandbox zygote (section 17.7; standard library only, run as a script).
 
-One zygote serves one verifier slot. It starts as root, enters its own mount, network, IPC and UTS
-namespaces once, hides every directory that holds the runner, the hidden tests or the repository behind
-empty read-only tmpfs mounts, exposes the slot's workspace root read-only at ``SANDBOX_ROOT``
-(:func:`sandbox_setup.setup_namespaces`), loads :mod:`sandbox_server` and a few stdlib modules, and then
-waits for requests from its trusted parent on a SOCK_SEQPACKET control socket (its descriptor number is
-in the config):
+One zygote serves one slot: it enters its namespaces and hides the host once, loads the server module,
+then forks a sandbox per request from its trusted parent on a SOCK_SEQPACKET control socket (a fork is
+far cheaper than an interpreter start). Requests, JSON with at most one SCM_RIGHTS descriptor:
 
-``{"op": "spawn", "ws": name, "limits": {...}, "uid": u}`` with one SCM_RIGHTS descriptor
-    Fork a sandbox whose server talks on that descriptor (the sandbox's end of a socketpair the runner
-    made, so the runner can start its pytest process while the sandbox is still being built): a child in
-    a *new PID namespace* becomes its init (PID 1, still root), which builds the trial's view and forks
-    the candidate's server under the slot's unprivileged uid (:mod:`sandbox_setup` says how). The reply
-    is ``{"ok": true, "pid": init}``. Members of a PID namespace cannot signal its init, and when init
-    dies the kernel kills every process left in the namespace (setsid daemons included).
+``{"op": "spawn", "ws": name, "limits": {...}, "uid": u}`` + the sandbox's end of the runner's channel
+    Fork a sandbox (:mod:`init` is its PID 1 in a new PID namespace); reply ``{"ok": true, "pid": init}``.
 ``{"op": "kill", "pid": p, "grace": s}``
-    (``grace`` optional: the server has already ended, so wait up to ``s`` seconds for init's record first.)
-    Kill that sandbox's init (and so all its processes), reap it, and reply with the exit record
-    ``{"kind", "exit_code", "signal", "detail", "output"}`` (kinds as in
-    :class:`rlvr_lab.verifier.backend.SandboxExit`).
+    Kill that sandbox's init (so all its processes), reap it and reply with its exit record (kinds as in
+    :class:`rlvr_lab.sandbox.backend.SandboxExit`); ``grace``: wait that long for init's own record.
 
-The zygote also enforces each sandbox's wall-clock deadline (``timeout``; extended by the host's CPU
-contention up to a cap, see :mod:`sandbox_clock`), and tells apart an init that
-reported the server's own end (``exited``, ``output_cap``) from one that was killed from outside
-(``infra``).
+It also enforces each sandbox's wall-clock deadline (:mod:`clock`). It imports no package: its sibling
+modules are loaded by path (:func:`load_sibling`), so the host's packages never enter a sandbox.
 """
 
 import gc
@@ -39,33 +27,32 @@ import time
 PRELOAD = ("json", "random", "threading", "collections", "itertools", "functools", "math", "re",
            "heapq", "bisect", "string", "time", "queue", "dataclasses", "typing", "contextlib",
            "fractions", "decimal", "statistics", "operator", "copy", "enum", "base64", "struct", "resource")
+#: Modules of this folder the zygote loads by path (they import the standard library only and each
+#: other under these names: ``sandbox_<stem>``); ``tests/test_sandbox_stdlib.py`` holds them to that.
+SIBLINGS = ("namespaces", "init", "confine", "clock")
 
 
 def load_server(path, name="sandbox_server"):
+    """Load the module at ``path`` under ``name`` (registered in ``sys.modules`` first, so that a module
+    loaded after it can import it by that name)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # under its own name, so a module loaded after it can import it
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
 
-def load_confine(config):
-    # next to this file, not to the server: a caller may run another server module (the grader's executor)
-    return load_server(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_confine.py"),
-                       "sandbox_confine")
+def load_sibling(stem):
+    """The module ``stem`` of :data:`SIBLINGS`, loaded by path as ``sandbox_<stem>``."""
+    return load_server(os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{stem}.py"), f"sandbox_{stem}")
 
 
-def load_clock():
-    """:mod:`sandbox_clock`, loaded by path like the confinement module (this script imports no package)."""
-    return load_server(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_clock.py"), "sandbox_clock")
-
-
-#: :mod:`sandbox_setup` (namespaces, mounts, limits, the candidate's process) and :mod:`sandbox_init` (a
-#: sandbox's PID 1), loaded by path like the confinement module, once, before any namespace is entered.
-setup = load_server(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_setup.py"), "sandbox_setup")
-init = load_server(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_init.py"), "sandbox_init")
+#: The namespaces and mounts of one sandbox, and a sandbox's PID 1, loaded once before any namespace is
+#: entered (init imports namespaces, so it comes second).
+namespaces = load_sibling("namespaces")
+init = load_sibling("init")
 
 
 class Zygote:
@@ -79,7 +66,7 @@ class Zygote:
         self.config = config
         self.mode = self.config.get("mode", "root")
         self.confine = confine
-        self.root = self.config.get("ws_dir") if self.mode == "process" else setup.SANDBOX_ROOT
+        self.root = self.config.get("ws_dir") if self.mode == "process" else namespaces.SANDBOX_ROOT
         self.pidns_fd = os.open("/proc/self/ns/pid", os.O_RDONLY)
         self.sessions = {}
         self.warm = None  # the next sandbox, built ahead of its trial: {"pid", "ctl", "status_r"}
@@ -89,15 +76,15 @@ class Zygote:
     def warm_up(self):
         """Build the next sandbox now, between trials (``root`` and ``userns`` modes): its init enters
         fresh namespaces and forks the server process, which wait for the trial
-        (:func:`sandbox_init.run_warm_init`), so a spawn only mounts the graded copy and hands over the
+        (:func:`init.run_warm_init`), so a spawn only mounts the graded copy and hands over the
         channel. Best effort: without a warm sandbox a spawn builds one from scratch."""
         if self.mode == "process" or self.warm is not None:
             return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         status_r, status_w = os.pipe()
         try:
-            setup.setns(self.pidns_fd, setup.CLONE_NEWPID)
-            setup.unshare(setup.CLONE_NEWPID)
+            namespaces.setns(self.pidns_fd, namespaces.CLONE_NEWPID)
+            namespaces.unshare(namespaces.CLONE_NEWPID)
             init.set_name("rlvr-warm-init")  # the child is born with this name: never mistaken for a trial's
             try:
                 pid = os.fork()
@@ -157,8 +144,8 @@ class Zygote:
         else:
             status_r, status_w = os.pipe()
             if self.mode != "process":
-                setup.setns(self.pidns_fd, setup.CLONE_NEWPID)
-                setup.unshare(setup.CLONE_NEWPID)
+                namespaces.setns(self.pidns_fd, namespaces.CLONE_NEWPID)
+                namespaces.unshare(namespaces.CLONE_NEWPID)
             pid = os.fork()
             if pid == 0:
                 os.close(status_r)
@@ -328,49 +315,49 @@ class Zygote:
 
 
 def main():
-    """``python -I -S sandbox_zygote.py`` with its JSON config on stdin (kept out of ``/proc/*/cmdline``).
+    """``python -I -S zygote.py`` with its JSON config on stdin (kept out of ``/proc/*/cmdline``).
 
     ``mode`` in the config: ``root`` (namespaces, slot uid), ``userns`` (the same namespaces inside an
     unprivileged user namespace; the zygote then runs as PID 1 of its own PID namespace, so that it may
     re-enter it between sandboxes) or ``process`` (no namespaces; a child subreaper).
     """
     if len(sys.argv) == 3 and sys.argv[1] == "--probe":
-        os._exit(setup.probe(sys.argv[2], load_confine({"server_path": __file__})))
+        os._exit(namespaces.probe(sys.argv[2], load_sibling("confine")))
     config = json.loads(sys.stdin.buffer.read().decode())
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
     ctl = socket.socket(fileno=int(config["ctl_fd"]))
-    setup.prctl(setup.PR_SET_PDEATHSIG, signal.SIGKILL)
+    namespaces.prctl(namespaces.PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != config["parent"]:
         os._exit(1)
     mode = config.get("mode", "root")
     try:
         server = load_server(config["server_path"])
-        confine = load_confine(config)
-        clock = load_clock()
+        confine = load_sibling("confine")
+        clock = load_sibling("clock")
         meter = clock.ContentionMeter()  # opened before namespaces and hidden directories
         for name in PRELOAD:
             __import__(name)
         if mode == "userns":
             confine.enter_user_namespace(config["uid"], config["gid"])
         if mode == "process":
-            setup.prctl(setup.PR_SET_CHILD_SUBREAPER, 1)
+            namespaces.prctl(namespaces.PR_SET_CHILD_SUBREAPER, 1)
         else:
-            setup.setup_namespaces(config)
+            namespaces.setup_namespaces(config)
         if mode == "userns":
             try:  # candidates may not nest user namespaces (this one's own limit; the host's is untouched)
                 with open("/proc/sys/user/max_user_namespaces", "w") as fh:
                     fh.write("0")
             except OSError:
                 pass
-            setup.unshare(setup.CLONE_NEWPID)
+            namespaces.unshare(namespaces.CLONE_NEWPID)
             child = os.fork()
             if child:  # stay as the backend's handle on the zygote, which is PID 1 of the new namespace
                 ctl.close()
                 _, status = os.waitpid(child, 0)
                 os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
-            setup.prctl(setup.PR_SET_PDEATHSIG, signal.SIGKILL)
+            namespaces.prctl(namespaces.PR_SET_PDEATHSIG, signal.SIGKILL)
     except BaseException as exc:
         ctl.send(json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"}).encode())
         os._exit(2)

@@ -2,8 +2,8 @@
 
 :func:`build_image` makes :data:`IMAGE` once with ``docker import`` from a tar stream of this machine's
 own interpreter (:func:`rootfs_tar`): no registry, no base image, no shell. :func:`docker_client` is the
-engine's client for :mod:`~rlvr_lab.verifier.docker_backend`, which runs one container of this image per
-trial. Command line: ``python -m rlvr_lab.verifier.docker_image build [--force]``.
+engine's client for :mod:`~rlvr_lab.sandbox.docker`, which runs one container of this image per
+trial. Command line: ``python -m rlvr_lab.sandbox.docker_image build [--force]``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 import tarfile
 from pathlib import Path
 
-from rlvr_lab.verifier.backend import SandboxUnavailable
+from rlvr_lab.sandbox.backend import SandboxUnavailable
 
 #: Tag of the sandbox image built by :func:`build_image`.
 IMAGE = "rlvr-sandbox:py311-v1"
@@ -168,10 +168,10 @@ def build_image(client=None, force: bool = False) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m rlvr_lab.verifier.docker_image build``: build the sandbox image if it is missing."""
+    """``python -m rlvr_lab.sandbox.docker_image build``: build the sandbox image if it is missing."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] != ["build"]:
-        print("usage: python -m rlvr_lab.verifier.docker_image build [--force]", file=sys.stderr)
+        print("usage: python -m rlvr_lab.sandbox.docker_image build [--force]", file=sys.stderr)
         return 2
     try:
         tag = build_image(force="--force" in argv)

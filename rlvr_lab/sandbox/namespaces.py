@@ -1,19 +1,11 @@
-"""Building one sandbox: namespaces, mounts, limits and the candidate's process (section 17.7; stdlib
-only, loaded by :mod:`sandbox_zygote` by path).
+"""Building one sandbox: namespaces, mounts, limits and the candidate's process (section 17.7; standard
+library only, loaded by the zygote by path).
 
-The zygote calls :func:`setup_namespaces` once: private mount, network, IPC and UTS namespaces, every
-directory that holds the runner, the hidden tests or the repository hidden behind an empty read-only
-tmpfs, and the slot's workspace root shown read-only at :data:`SANDBOX_ROOT`. Each trial's init (PID 1
-of a new PID namespace, still root; :mod:`sandbox_init`) enters a private mount namespace and a fresh
-IPC namespace (:func:`fresh_namespaces`), then builds the trial's view (:func:`trial_view`): SysV shared
-memory capped at the memory limit, no segment, queue or semaphore of another trial, every other graded
-copy hidden, a fresh ``/proc`` (only the sandbox's own processes are visible) and fresh small tmpfs
-mounts on ``/tmp``, ``/var/tmp`` and ``/dev/shm``. The candidate's server (:func:`run_server`) then
-closes its descriptors, sends stdout+stderr into init's capped pipe, applies rlimits (CPU, address space,
-processes, file size, open files, no core), drops groups, ``setgid``/``setuid`` to the slot's
-unprivileged uid, joins a new session keyring with the uid's own keyrings emptied, sets
-no-new-privileges, and runs ``sandbox_server.serve`` on the channel's descriptor with ``cwd`` = the
-read-only graded copy.
+:func:`setup_namespaces` runs once per zygote (private mount, network, IPC and UTS namespaces, the host's
+directories hidden, the slot's workspace root read-only at :data:`SANDBOX_ROOT`). Per trial, init calls
+:func:`fresh_namespaces` and :func:`trial_view` (its own ``/proc``, tmpfs scratch, every other graded copy
+hidden), and :func:`run_server` confines the candidate's process (rlimits, slot uid, no new privileges)
+before it serves on the channel.
 """
 
 import ctypes
@@ -255,11 +247,11 @@ def trial_view(workdir, limits, mode):
 
 
 def probe(mode, confine):
-    """``sandbox_zygote.py --probe MODE``: can this user build a ``root`` or ``userns`` sandbox here?
+    """``zygote.py --probe MODE``: can this user build a ``root`` or ``userns`` sandbox here?
 
     Exit status 0 when the namespaces, a fresh ``/proc`` and a tmpfs mount all work; else the error on
-    stderr. ``confine``: :mod:`sandbox_confine`, which enters the user namespace. Run once per process by
-    :func:`rlvr_lab.verifier.sandbox.local_mode`.
+    stderr. ``confine``: :mod:`confine`, which enters the user namespace. Run once per process by
+    :func:`rlvr_lab.sandbox.local.local_mode`.
     """
     try:
         if mode == "userns":

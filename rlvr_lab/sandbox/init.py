@@ -1,13 +1,10 @@
-"""A sandbox's PID 1: its init, built per trial or ahead of it (section 17.7; stdlib only, loaded by
-:mod:`sandbox_zygote` by path, after :mod:`sandbox_setup`).
+"""A sandbox's PID 1: its init, built per trial or ahead of it (section 17.7; standard library only,
+loaded by the zygote by path, after :mod:`namespaces`).
 
-:func:`run_init` builds a sandbox for a trial that is already known: fresh namespaces and the trial's
-view (:mod:`sandbox_setup`), then the candidate's server (:func:`sandbox_setup.run_server`), whose output
-it drains and caps and whose end it reports to the zygote (:func:`supervise`). :func:`run_warm_init`
-does the part that does not depend on the trial ahead of time, while the previous trial runs: the forks
-and the fresh namespaces. Its init and an idle server wait, holding nothing of any candidate, until the
-trial's graded copy, limits and channel arrive; then it goes on exactly as :func:`run_init`. Each
-sandbox serves one trial either way.
+:func:`run_init` builds a sandbox for a known trial: fresh namespaces, the trial's view, then the
+candidate's server, whose output it drains and caps and whose end it reports (:func:`supervise`).
+:func:`run_warm_init` does the forks and namespaces ahead of time, while the previous trial runs, and
+waits, holding nothing of any candidate, for the trial. Each sandbox serves one trial either way.
 """
 
 import ctypes
@@ -17,10 +14,10 @@ import select
 import signal
 import socket
 
-try:  # in the zygote: loaded by path, after sandbox_setup was loaded under its own name
-    import sandbox_setup as setup
+try:  # in the zygote: loaded by path, after namespaces.py was loaded as sandbox_namespaces
+    import sandbox_namespaces as namespaces
 except ImportError:  # imported as part of the package (documentation, doctests)
-    from rlvr_lab.verifier import sandbox_setup as setup
+    from rlvr_lab.sandbox import namespaces
 
 #: Bytes of candidate output kept for the evidence.
 OUTPUT_EXCERPT = 2048
@@ -41,7 +38,7 @@ def set_name(name):
 def _init_start(keep_fds):
     """First steps of a sandbox's init: die with the zygote, default SIGINT, no inherited descriptor but
     ``keep_fds``."""
-    setup.prctl(setup.PR_SET_PDEATHSIG, signal.SIGKILL)
+    namespaces.prctl(namespaces.PR_SET_PDEATHSIG, signal.SIGKILL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     for name in os.listdir("/proc/self/fd"):
         if int(name) > 2 and int(name) not in keep_fds:
@@ -68,17 +65,17 @@ def run_init(server_module, chan_fd, status_w, workdir, limits, uid, mode="root"
     try:
         _init_start((chan_fd, status_w))
         if mode == "process":
-            setup.prctl(setup.PR_SET_CHILD_SUBREAPER, 1)
+            namespaces.prctl(namespaces.PR_SET_CHILD_SUBREAPER, 1)
             os.mkdir(scratch, 0o700)
         else:
-            setup.fresh_namespaces()
-            setup.trial_view(workdir, limits, mode)
+            namespaces.fresh_namespaces()
+            namespaces.trial_view(workdir, limits, mode)
         out_r, out_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(out_r)
             os.close(status_w)
-            setup.run_server(server_module, chan_fd, out_w, workdir, limits, uid, mode, confine, scratch)
+            namespaces.run_server(server_module, chan_fd, out_w, workdir, limits, uid, mode, confine, scratch)
         os.close(out_w)
         os.close(chan_fd)
         _report(status_w, supervise(pid, out_r, int(limits["output_kb"]) * 1024))
@@ -104,7 +101,7 @@ def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, pl
     code = 0
     try:
         _init_start((ctl_fd, status_w))
-        setup.fresh_namespaces()
+        namespaces.fresh_namespaces()
         out_r, out_w = os.pipe()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
@@ -120,7 +117,7 @@ def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, pl
             if job is None:
                 os._exit(0)
             set_name(plain_name)
-            setup.run_server(server_module, fds[0], out_w, job["workdir"], job["limits"], int(job["uid"]), mode, confine)
+            namespaces.run_server(server_module, fds[0], out_w, job["workdir"], job["limits"], int(job["uid"]), mode, confine)
         os.close(out_w)
         theirs.close()
         ctl = socket.socket(fileno=ctl_fd)
@@ -129,7 +126,7 @@ def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, pl
             os._exit(0)  # dropped unused: the server ends with this PID namespace
         job = json.loads(message.decode())
         set_name(plain_name)
-        setup.trial_view(job["workdir"], job["limits"], mode)
+        namespaces.trial_view(job["workdir"], job["limits"], mode)
         socket.send_fds(ours, [message], fds)
         os.close(fds[0])
         ours.close()

@@ -1,20 +1,11 @@
-"""Confinement steps that do not need root (section 17.7; stdlib only, loaded by the zygote by path).
+"""Confinement steps that do not need root (section 17.7; standard library only, loaded by the zygote by
+path).
 
-The local backend runs as root where it can (namespaces plus a per-slot uid). Without root it falls back,
-in order, to what an ordinary user may still do, and every verdict lists the layers that were in force:
-
-* **user namespace** (``local-userns``): :func:`enter_user_namespace` maps the caller to root inside a
-  fresh user namespace, so the zygote may then create its mount, PID, network, IPC and UTS namespaces as
-  before; the candidate process then gives up every capability (:func:`drop_capabilities`), so it cannot
-  undo the mounts that hide the host. There is no per-slot uid: the candidate keeps the caller's uid.
-* **process** (no namespaces at all): the candidate runs in its own session and process group under a
-  child subreaper, with rlimits and a private scratch directory, and, where the kernel has Landlock,
-  :func:`landlock` takes away the filesystem outside a read-only allow-list, TCP connect and bind, and
-  signals or ptrace to processes outside the sandbox. On every kernel, :func:`deny_network_sockets`
-  (a seccomp filter) refuses any socket that is not a Unix socket, so the network is closed even where
-  Landlock is missing or too old to restrict TCP (ABI < 4, Linux < 6.7), and UDP with it.
-
-Linux syscall numbers below are the generic ones (the same on x86-64 and arm64).
+Without root the local backend falls back to what an ordinary user may still do, and every verdict lists
+the layers in force: :func:`enter_user_namespace` and :func:`drop_capabilities` (``local-userns``); for
+``process`` (no namespaces), :func:`landlock` (filesystem allow-list, no TCP, no signals outside) where
+the kernel has it, and :func:`deny_network_sockets` (seccomp: only Unix sockets) on every kernel.
+Syscall numbers are the generic ones (the same on x86-64 and arm64).
 """
 
 import ctypes

@@ -1,20 +1,17 @@
-"""The candidate's side of the proxy: a stdlib-only server that runs inside the sandbox (section 17.7).
-
-This file is deliberately self-contained (standard library only, no ``rlvr_lab`` import) so that any
-backend can start it inside a bare sandbox with ``python sandbox_server.py``; the local backend's zygote
-loads it once and calls :func:`serve` in every freshly forked candidate process.
+"""The candidate's side of the proxy: the server that runs inside the sandbox (section 17.7; standard
+library only, loaded by path: the zygote loads it as ``sandbox_server``, docker mounts it).
 
 The trusted runner never imports candidate code. When a hidden test touches ``solution.f`` the runner's
-proxy sends a request frame over the channel; this server imports the candidate's module from its own
-working directory (the graded copy), performs the attribute read or call, and answers with plain data.
+client (:mod:`rlvr_lab.verifier.proxy.client`) sends a request frame; this server imports the
+candidate's module from its working directory (the graded copy), does the read or call, and answers
+with plain data.
 
-Wire format (shared with :mod:`rlvr_lab.verifier.proxy`): each frame is a 4-byte big-endian length then
-that many bytes of UTF-8 JSON, at most :data:`MAX_FRAME` bytes. Values are JSON with tags for what JSON
-cannot say exactly: ``{"$b": base64}`` bytes, ``{"$t": [...]}`` tuple, ``{"$d": [[k, v], ...]}`` dict,
-``{"$s": [...]}`` set, ``{"$f": [...]}`` frozenset, ``{"$h": id, "c": class name}`` a handle to an object
-that stays in the sandbox. Only objects of the *exact* types None/bool/int/float/str/bytes/list/tuple/
-dict/set/frozenset cross as data; a subclass of one of them is refused (the call raises) and any other
-object becomes a handle, which the runner compares by identity only.
+Wire format: each frame is a 4-byte big-endian length then that many bytes of UTF-8 JSON, at most
+:data:`MAX_FRAME` bytes. Values are JSON with tags for what JSON cannot say exactly: ``{"$b": base64}``
+bytes, ``{"$t": [...]}`` tuple, ``{"$d": [[k, v], ...]}`` dict, ``{"$s": [...]}`` set, ``{"$f": [...]}``
+frozenset, ``{"$h": id, "c": class name}`` a handle to an object that stays in the sandbox. Only the
+*exact* types None/bool/int/float/str/bytes/list/tuple/dict/set/frozenset cross as data; a subclass is
+refused (the call raises) and any other object becomes a handle.
 
 Requests: ``{"id": n, "op": "init", "seed": s}``, ``{"id": n, "op": "getattr", "target": T, "name": a}``,
 ``{"id": n, "op": "names", "target": T}`` (what ``from module import *`` binds, see :func:`public_names`),
@@ -22,11 +19,11 @@ Requests: ``{"id": n, "op": "init", "seed": s}``, ``{"id": n, "op": "getattr", "
 T, "args": [...], "kwargs": {"$d": ...}}`` and ``{"id": n, "op": "callattr", "target": T, "name": a,
 "args": ..., "kwargs": ...}``, where a target T is ``{"m": "module.name"}`` or ``{"h": id}``. Replies:
 ``{"id": n, "ok": value}`` or ``{"id": n, "err": {"type": name, "msg": text}}``. The thread that reads a
-request runs it, after making sure another thread is ready to read the next one, so a call that blocks
-(a waiter in ``acquire``) does not stop another test thread's call.
+request runs it after making sure another thread is ready to read the next, so a call that blocks does
+not stop another test thread's call.
 
-Command line: ``python sandbox_server.py`` serves on stdin/stdout (the candidate's own prints are moved
-to stderr); ``python sandbox_server.py --fd N`` serves on the already-open socket descriptor N.
+Command line: ``python server.py`` serves on stdin/stdout (the candidate's prints go to stderr);
+``python server.py --fd N`` serves on the open socket descriptor N.
 """
 
 import base64
@@ -290,7 +287,7 @@ def serve(rfd, wfd, workdir="."):
 
 
 def main(argv=None):
-    """``python sandbox_server.py [--fd N]``: serve until the runner closes the channel."""
+    """``python server.py [--fd N]``: serve until the runner closes the channel."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--fd"]:
         fd = int(argv[1])

@@ -1,22 +1,11 @@
 """The docker sandbox backend: one throwaway container per trial (section 17.7).
 
-:class:`DockerBackend` implements :class:`~rlvr_lab.verifier.backend.SandboxBackend` with the docker SDK.
-Each ``launch`` starts a fresh container from a minimal image that holds only a Python interpreter and
-its standard library (built once with ``docker import``, no registry needed; see
-:mod:`~rlvr_lab.verifier.docker_image`):
-
-* ``network_mode="none"``: no interface but loopback;
-* read-only root filesystem; the graded copy bind-mounted read-only at ``/workspace``; a small
-  ``tmpfs`` on ``/tmp``;
-* ``mem_limit`` (= ``memswap_limit``: no swap), ``pids_limit``, RLIMIT_CPU/FSIZE/NOFILE/CORE as ulimits;
-* an unprivileged user (65534), every capability dropped, ``no-new-privileges``, docker's init as PID 1;
-* the wall-clock deadline (stretched by host CPU contention up to a cap, :mod:`.sandbox_clock`) and the
-  output cap enforced from the host: the container is killed, and it is always removed when the trial ends.
-
-The channel to :mod:`~rlvr_lab.verifier.sandbox_server` is a Unix socket: the backend listens on a
-socket file in a per-trial directory, bind-mounts that directory read-only into the container, and the
-container's bootstrap connects to it and serves on the connected descriptor. The candidate's own stdout
-and stderr go to the container log, which a host thread reads (counting bytes against the cap).
+Each ``launch`` starts a fresh container from :mod:`~rlvr_lab.sandbox.docker_image` (an interpreter and its
+standard library, nothing else): no network, read-only root and workspace, memory, pids and rlimits, an
+unprivileged user without capabilities, docker's init as PID 1. The host enforces the deadline
+(:mod:`~rlvr_lab.sandbox.clock`) and the output cap, and always removes the container. The server module
+is mounted at ``/opt/rlvr/sandbox_server.py`` and talks on a Unix socket in a per-trial directory that
+the container connects to; the candidate's stdout and stderr go to the container log.
 """
 
 from __future__ import annotations
@@ -28,10 +17,9 @@ import threading
 import time
 from pathlib import Path
 
-from rlvr_lab.verifier.backend import SandboxBackend, SandboxExit, SandboxFault, SandboxSession, SocketChannel
-from rlvr_lab.verifier.docker_image import IMAGE, PY_PREFIX, build_image, docker_client
-from rlvr_lab.verifier.sandbox_clock import ContentionMeter, TrialClock
-from rlvr_lab.verifier.schema import Limits
+from rlvr_lab.sandbox.backend import Limits, SandboxBackend, SandboxExit, SandboxFault, SandboxSession, SocketChannel
+from rlvr_lab.sandbox.clock import ContentionMeter, TrialClock
+from rlvr_lab.sandbox.docker_image import IMAGE, PY_PREFIX, build_image, docker_client
 
 #: Unprivileged uid:gid that runs the candidate (``nobody``).
 SANDBOX_USER = "65534:65534"
@@ -39,8 +27,6 @@ SANDBOX_USER = "65534:65534"
 CONNECT_TIMEOUT_S = 30.0
 #: Bytes of candidate output kept for the evidence.
 OUTPUT_EXCERPT = 2048
-
-_HERE = Path(__file__).resolve().parent
 
 #: The container's entry point: connect to the runner's socket and serve the candidate from /workspace.
 BOOTSTRAP = (
@@ -176,17 +162,17 @@ class DockerSession(SandboxSession):
 class DockerBackend(SandboxBackend):
     """Containers from :data:`IMAGE`, one per trial (see the module docstring).
 
-    Raises :class:`~rlvr_lab.verifier.backend.SandboxUnavailable` when no engine answers; builds the
+    Raises :class:`~rlvr_lab.sandbox.backend.SandboxUnavailable` when no engine answers; builds the
     image on first use if ``scripts/setup.d/docker.sh`` has not.
     """
 
     name = "docker"
 
-    def __init__(self, slot_dir: Path, server_path: str | None = None, binds: dict | None = None):
-        """``server_path``: a module with ``serve(rfd, wfd, workdir)`` mounted in place of
-        ``sandbox_server.py`` (the grader's notebook executor); ``binds``: more host folders to mount
-        read-only, ``{host path: container path}``."""
-        self.server_path = str(server_path or _HERE / "sandbox_server.py")
+    def __init__(self, slot_dir: Path, server_path: str, binds: dict | None = None):
+        """``server_path``: the stdlib-only module with ``serve(rfd, wfd, workdir)`` each container runs
+        (the verifier's :mod:`~rlvr_lab.verifier.proxy.server`, the grader's notebook executor); ``binds``:
+        more host folders to mount read-only, ``{host path: container path}``."""
+        self.server_path = str(server_path)
         self.binds = {str(host): {"bind": inside, "mode": "ro"} for host, inside in (binds or {}).items()}
         self.client = docker_client()
         self._meter = ContentionMeter()

@@ -1,20 +1,10 @@
-"""The local sandbox backend: Linux namespaces, a slot uid and rlimits, no daemon (section 17.7).
+"""The local sandbox backends: Linux namespaces, a slot uid and rlimits, no daemon (section 17.7).
 
-:class:`LocalBackend` keeps one warm helper per slot, the zygote of
-:mod:`rlvr_lab.verifier.sandbox_zygote`, started with the base interpreter in isolated mode. The zygote
-has already entered private mount, network (empty: no interfaces up), IPC and UTS namespaces and hidden
-the runner's directories, so launching a sandbox costs a couple of forks: a new PID namespace whose init
-mounts a fresh ``/proc`` and private tmpfs scratch, then the candidate's server under the slot's uid
-(``60000 + n``, held with a lock file so two verifiers never share one) with rlimits applied. The zygote
-does those forks for the next trial while the current one runs, so a launch only mounts the graded
-copy and hands over the channel.
-
-Without root the same zygote runs inside an unprivileged user namespace (backend name ``local-userns``,
-see :mod:`rlvr_lab.verifier.sandbox_confine`): the same namespaces, mounts, rlimits, deadline and output
-cap, but no per-slot uid; the candidate drops every capability instead. :func:`local_mode` picks root or
-user namespaces and raises :class:`~rlvr_lab.verifier.backend.SandboxUnavailable` naming both causes when
-neither works. :class:`ProcessBackend` (``process``) is the explicit weaker mode for machines without
-namespaces; it is only used when asked for by name or by ``backend="auto"``, which says so.
+:class:`LocalBackend` keeps one warm zygote per slot (:mod:`rlvr_lab.sandbox.zygote`, run by path with
+the base interpreter in isolated mode), so a sandbox costs a few forks instead of an interpreter start.
+As root each slot has its own uid; without root the same zygote runs in an unprivileged user namespace
+(``local-userns``). :func:`local_mode` picks one and says why neither works. :class:`ProcessBackend`
+(``process``) is the explicit weaker mode for machines without namespaces.
 """
 
 from __future__ import annotations
@@ -28,7 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rlvr_lab.verifier.backend import (
+from rlvr_lab.sandbox.backend import (
+    Limits,
     SandboxBackend,
     SandboxExit,
     SandboxFault,
@@ -36,7 +27,6 @@ from rlvr_lab.verifier.backend import (
     SandboxUnavailable,
     SocketChannel,
 )
-from rlvr_lab.verifier.schema import Limits
 
 #: Slot uids are taken from [UID_BASE, UID_BASE + UID_COUNT).
 UID_BASE = 60000
@@ -82,7 +72,7 @@ def host_root() -> bool:
 def _probe(mode: str) -> str:
     """Empty when the zygote's ``--probe`` builds a ``mode`` sandbox here; else why not."""
     try:
-        done = subprocess.run([base_python(), "-I", "-S", "-B", str(_HERE / "sandbox_zygote.py"), "--probe", mode],
+        done = subprocess.run([base_python(), "-I", "-S", "-B", str(_HERE / "zygote.py"), "--probe", mode],
                               capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
@@ -194,17 +184,24 @@ class LocalSession(SandboxSession):
 
 
 class LocalBackend(SandboxBackend):
-    """Namespaces + slot uid + rlimits, with a warm zygote per slot (see the module docstring)."""
+    """Namespaces + slot uid + rlimits, with a warm zygote per slot.
+
+    The zygote has entered private mount, network (no interface up), IPC and UTS namespaces and hidden
+    the runner's directories once; each sandbox is a new PID namespace whose init mounts a fresh ``/proc``
+    and tmpfs scratch, then runs the server under the slot's uid (``UID_BASE + n``, held with a lock file
+    so two slots never share one). Without root there is no slot uid; the candidate drops every
+    capability instead.
+    """
 
     name = "local"
     mode = "root"
 
-    def __init__(self, slot_dir: Path, hide: tuple[str, ...] = (), keep: tuple[str, ...] = (),
-                 server_path: str | None = None, shared: tuple[str, ...] = ()):
-        """``hide``: more directories to hide; ``keep``: directories to show read-only inside hidden ones
-        (e.g. a virtual environment); ``server_path``: a stdlib-only module with ``serve(rfd, wfd,
-        workdir)`` to run in each sandbox instead of ``sandbox_server.py`` (the grader's notebook executor);
-        ``shared``: names of directories in ``workspace_root`` that every sandbox sees read-only beside its
+    def __init__(self, slot_dir: Path, server_path: str, hide: tuple[str, ...] = (), keep: tuple[str, ...] = (),
+                 shared: tuple[str, ...] = ()):
+        """``server_path``: the stdlib-only module with ``serve(rfd, wfd, workdir)`` that each sandbox runs
+        (the verifier's :mod:`~rlvr_lab.verifier.proxy.server`, the grader's notebook executor); ``hide``:
+        more directories to hide; ``keep``: directories to show read-only inside hidden ones (e.g. a
+        virtual environment); ``shared``: names of directories in ``workspace_root`` that every sandbox sees read-only beside its
         own copy (a sandbox otherwise sees only its own copy there, never a sibling).
         """
         self.shared = [str(name) for name in shared]
@@ -229,7 +226,7 @@ class LocalBackend(SandboxBackend):
                               if os.path.isabs(p) and p not in ("/", "/usr", "/bin", "/lib", "/etc", "/proc",
                                                                  "/dev", "/sys", "/sbin", "/lib64")])
         self.keep = [os.path.realpath(sys.base_prefix)] + [os.path.realpath(p) for p in keep]
-        self.server_path = str(server_path or _HERE / "sandbox_server.py")
+        self.server_path = str(server_path)
         self._proc: subprocess.Popen | None = None
         self._ctl: socket.socket | None = None
 
@@ -241,7 +238,7 @@ class LocalBackend(SandboxBackend):
                   "ctl_fd": theirs.fileno(), "mode": self.mode, "uid": os.getuid(), "gid": os.getgid()}
         config.update(self._extra_config())
         self._proc = subprocess.Popen(
-            [base_python(), "-I", "-S", "-B", str(_HERE / "sandbox_zygote.py")],
+            [base_python(), "-I", "-S", "-B", str(_HERE / "zygote.py")],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             pass_fds=(theirs.fileno(),), env={"PATH": "/usr/bin:/bin"},
         )
@@ -342,29 +339,24 @@ class LocalBackend(SandboxBackend):
 class ProcessBackend(LocalBackend):
     """The explicit weaker backend for machines without namespaces (name ``process``).
 
-    Each sandbox is a process in its own session and process group under a child subreaper, with the
-    same rlimits, deadline and output cap, ``HOME``/``TMPDIR`` in a private scratch directory, and the
-    same trusted runner and plain-data proxy. It has no PID, mount or network namespace and no separate
-    uid: where the kernel offers Landlock, the candidate loses the filesystem outside a read-only
-    allow-list (its graded copy, the interpreter, system directories) and its scratch directory, TCP
-    bind/connect, and signals or ptrace to processes outside the sandbox; without Landlock it could read
-    and write whatever the caller can and signal the runner. On every kernel (x86-64 and arm64) a seccomp
-    filter refuses any socket but a Unix one, so the network stays closed even where Landlock cannot
-    restrict TCP (ABI < 4). The gallery's outcomes
-    per backend are in ``rlvr_lab/fixtures/exploits/README.md``.
+    Each sandbox is a process in its own session and process group under a child subreaper, with the same
+    rlimits, deadline and output cap and a private scratch directory, but no namespaces and no separate
+    uid. Where the kernel has Landlock it loses the filesystem outside a read-only allow-list, TCP and
+    signals to processes outside; a seccomp filter refuses every socket but a Unix one on every kernel.
+    The gallery's outcomes per backend are in ``rlvr_lab/fixtures/exploits/README.md``.
     """
 
     name = "process"
     mode = "process"
 
-    def __init__(self, slot_dir: Path, hide: tuple[str, ...] = (), landlock: bool = True):
+    def __init__(self, slot_dir: Path, server_path: str, hide: tuple[str, ...] = (), landlock: bool = True):
         if not sys.platform.startswith("linux"):
             raise SandboxUnavailable("the process backend needs Linux (prctl, /proc); use backend='docker'")
-        from rlvr_lab.verifier.sandbox_confine import landlock_abi, network_filter
+        from rlvr_lab.sandbox.confine import landlock_abi, network_filter
 
         self.landlock_abi = landlock_abi() if landlock else 0
         self.seccomp = network_filter(os.uname().machine) is not None
-        super().__init__(slot_dir, hide)
+        super().__init__(slot_dir, server_path, hide)
         self.scratch_dir = self.slot_dir / "scratch"
         self.scratch_dir.mkdir(mode=0o700, exist_ok=True)
         layers = ["landlock-fs"] if self.landlock_abi else []

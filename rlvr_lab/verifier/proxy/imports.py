@@ -3,9 +3,9 @@
 Hidden tests ``import solution`` as usual, but inside the trusted runner :func:`install` puts a
 :class:`RemoteFinder` first on ``sys.meta_path``, so that name is a :class:`RemoteModule`: every
 attribute read or call becomes a request to the sandbox through the bound
-:class:`~rlvr_lab.verifier.proxy.ProxyClient`. The runner collects the hidden tests once, before any
+:class:`~rlvr_lab.verifier.proxy.client.ProxyClient`. The runner collects the hidden tests once, before any
 sandbox exists: while no client is bound (:class:`Binding`), ``from solution import f`` gives a late-bound
-:class:`~rlvr_lab.verifier.proxy_values.LazyRemote`, and a ``from solution import *`` binds the names the
+:class:`~rlvr_lab.verifier.proxy.values.LazyRemote`, and a ``from solution import *`` binds the names the
 tests read (:func:`free_names`).
 """
 
@@ -19,8 +19,8 @@ import sys
 import types
 from typing import Any
 
-from rlvr_lab.verifier.proxy import ProxyClient
-from rlvr_lab.verifier.proxy_values import LazyRemote, SandboxGone
+from rlvr_lab.verifier.proxy.client import ProxyClient
+from rlvr_lab.verifier.proxy.values import LazyRemote, SandboxGone
 
 
 class Binding:
@@ -29,7 +29,7 @@ class Binding:
     >>> Binding().get()
     Traceback (most recent call last):
     ...
-    rlvr_lab.verifier.proxy_values.SandboxGone: no sandbox is bound yet: candidate names are resolved at test time
+    rlvr_lab.verifier.proxy.values.SandboxGone: no sandbox is bound yet: candidate names are resolved at test time
     """
 
     def __init__(self, client: ProxyClient | None = None):
@@ -94,7 +94,7 @@ class RemoteModule(types.ModuleType):
 
     While no sandbox is bound (pre-collection), attributes come back as :class:`LazyRemote` names.
     ``from module import *`` reads ``__all__``, which asks the sandbox for :func:`public_names
-    <rlvr_lab.verifier.sandbox_server.public_names>` (``__all__`` when the module defines one, else its
+    <rlvr_lab.verifier.proxy.server.public_names>` (``__all__`` when the module defines one, else its
     public names); while no sandbox is bound it raises, so such a test file is collected in each trial.
     """
 

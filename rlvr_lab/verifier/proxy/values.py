@@ -1,6 +1,6 @@
 """What crosses the proxy: plain data, and stand-ins for what stays in the sandbox (section 17.7).
 
-The trusted runner never holds a candidate's object. A reply from :mod:`rlvr_lab.verifier.sandbox_server`
+The trusted runner never holds a candidate's object. A reply from :mod:`rlvr_lab.verifier.proxy.server`
 is decoded strictly (:func:`decode`) into plain data of exact builtin types, or a :class:`RemoteObject`
 handle for an object that stays in the sandbox (a pool, a connection); a test's arguments are encoded
 the same way (:func:`encode`). The rules that keep a verdict honest:
@@ -19,7 +19,7 @@ the same way (:func:`encode`). The rules that keep a verdict honest:
   sandbox's exit record whether the candidate or the infrastructure was at fault.
 
 A :class:`LazyRemote` stands for a candidate name imported while no sandbox is bound (see
-:mod:`~rlvr_lab.verifier.proxy_import`); it is looked up in the sandbox each time it is used.
+:mod:`~rlvr_lab.verifier.proxy.imports`); it is looked up in the sandbox each time it is used.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def _check_hashes(keys: list) -> None:
 
 def decode(tree: Any, client: Any, depth: int = 0) -> Any:
     """A reply tree from the (untrusted) sandbox -> exact plain values or handles (talking through
-    ``client``, the :class:`~rlvr_lab.verifier.proxy.ProxyClient`); strict.
+    ``client``, the :class:`~rlvr_lab.verifier.proxy.client.ProxyClient`); strict.
 
     Raises ``ValueError`` on anything that is not a well-formed tree of the wire format.
 
@@ -166,7 +166,7 @@ def decode(tree: Any, client: Any, depth: int = 0) -> Any:
 
 class RemoteObject:
     """A handle to an object that lives in the sandbox; attribute reads and calls are forwarded through
-    ``client`` (the :class:`~rlvr_lab.verifier.proxy.ProxyClient` whose reply made it).
+    ``client`` (the :class:`~rlvr_lab.verifier.proxy.client.ProxyClient` whose reply made it).
 
     Equality is identity of the handle, never the candidate's ``__eq__``; truth testing raises.
     """
@@ -263,7 +263,7 @@ class LazyRemote:
     Calling it is one request (``callattr`` on the module); attribute reads and the operators below look
     the current value up first. Identity (``is``) and ``isinstance`` see the stand-in, so hidden tests
     should import callables at module level and read plain values at test time. ``binding`` is the
-    runner's :class:`~rlvr_lab.verifier.proxy_import.Binding`.
+    runner's :class:`~rlvr_lab.verifier.proxy.imports.Binding`.
     """
 
     __slots__ = ("_rlvr_binding", "_rlvr_module", "_rlvr_name", "_rlvr_star")
