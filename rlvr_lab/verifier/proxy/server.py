@@ -2,25 +2,10 @@
 library only, loaded by path: the zygote loads it as ``sandbox_server``, docker mounts it).
 
 The trusted runner never imports candidate code. When a hidden test touches ``solution.f`` the runner's
-client (:mod:`rlvr_lab.verifier.proxy.client`) sends a request frame; this server imports the
-candidate's module from its working directory (the graded copy), does the read or call, and answers
-with plain data.
-
-Wire format: each frame is a 4-byte big-endian length then that many bytes of UTF-8 JSON, at most
-:data:`MAX_FRAME` bytes. Values are JSON with tags for what JSON cannot say exactly: ``{"$b": base64}``
-bytes, ``{"$t": [...]}`` tuple, ``{"$d": [[k, v], ...]}`` dict, ``{"$s": [...]}`` set, ``{"$f": [...]}``
-frozenset, ``{"$h": id, "c": class name}`` a handle to an object that stays in the sandbox. Only the
-*exact* types None/bool/int/float/str/bytes/list/tuple/dict/set/frozenset cross as data; a subclass is
-refused (the call raises) and any other object becomes a handle.
-
-Requests: ``{"id": n, "op": "init", "seed": s}``, ``{"id": n, "op": "getattr", "target": T, "name": a}``,
-``{"id": n, "op": "names", "target": T}`` (what ``from module import *`` binds, see :func:`public_names`),
-``{"id": n, "op": "setattr", "target": T, "name": a, "value": v}``, ``{"id": n, "op": "call", "target":
-T, "args": [...], "kwargs": {"$d": ...}}`` and ``{"id": n, "op": "callattr", "target": T, "name": a,
-"args": ..., "kwargs": ...}``, where a target T is ``{"m": "module.name"}`` or ``{"h": id}``. Replies:
-``{"id": n, "ok": value}`` or ``{"id": n, "err": {"type": name, "msg": text}}``. The thread that reads a
-request runs it after making sure another thread is ready to read the next, so a call that blocks does
-not stop another test thread's call.
+client (:mod:`rlvr_lab.verifier.proxy.client`) sends a request; this server imports the candidate's
+module from its working directory (the graded copy), does the read or call, and answers with plain data
+(:func:`encode`; requests and replies: :class:`Server`). Each frame is a 4-byte big-endian length then
+that many bytes of UTF-8 JSON, at most :data:`MAX_FRAME` bytes.
 
 Command line: ``python server.py`` serves on stdin/stdout (the candidate's prints go to stderr);
 ``python server.py --fd N`` serves on the open socket descriptor N.
@@ -73,6 +58,11 @@ class _Handles:
 
 def encode(value, handles, depth=0):
     """Plain data -> JSON-ready tree; exact types only, other objects become handles.
+
+    Tags for what JSON cannot say exactly: ``{"$b": base64}`` bytes, ``{"$t": [...]}`` tuple,
+    ``{"$d": [[k, v], ...]}`` dict, ``{"$s": [...]}`` set, ``{"$f": [...]}`` frozenset, ``{"$h": id, "c":
+    class name}`` a handle to an object that stays in the sandbox. Only the *exact* types
+    None/bool/int/float/str/bytes/list/tuple/dict/set/frozenset cross as data; a subclass is refused.
 
     >>> h = _Handles()
     >>> encode({"k": (1, b"a")}, h)
@@ -162,7 +152,17 @@ def write_frame(fd, message, lock):
 
 
 class Server:
-    """Answers the runner's requests against the candidate's modules."""
+    """Answers the runner's requests against the candidate's modules.
+
+    Requests: ``{"id": n, "op": "init", "seed": s}``, ``{"id": n, "op": "getattr", "target": T, "name":
+    a}``, ``{"id": n, "op": "names", "target": T}`` (what ``from module import *`` binds,
+    :func:`public_names`), ``{"id": n, "op": "setattr", "target": T, "name": a, "value": v}``, ``{"id":
+    n, "op": "call", "target": T, "args": [...], "kwargs": {"$d": ...}}`` and ``{"id": n, "op":
+    "callattr", "target": T, "name": a, "args": ..., "kwargs": ...}``, where a target T is ``{"m":
+    "module.name"}`` or ``{"h": id}``. Replies: ``{"id": n, "ok": value}`` or ``{"id": n, "err":
+    {"type": name, "msg": text}}``. The thread that reads a request runs it after making sure another
+    thread is ready to read the next, so a call that blocks does not stop another test thread's call.
+    """
 
     def __init__(self, rfd, wfd):
         self.rfd = rfd

@@ -1,25 +1,11 @@
 """What crosses the proxy: plain data, and stand-ins for what stays in the sandbox (section 17.7).
 
-The trusted runner never holds a candidate's object. A reply from :mod:`rlvr_lab.verifier.proxy.server`
-is decoded strictly (:func:`decode`) into plain data of exact builtin types, or a :class:`RemoteObject`
-handle for an object that stays in the sandbox (a pool, a connection); a test's arguments are encoded
-the same way (:func:`encode`). The rules that keep a verdict honest:
-
-* A handle compares equal only to the same handle (identity), hashes by id, and refuses ``bool()``: an
-  object whose ``__eq__`` always returns True never reaches an assertion as a value. Tests write
-  ``assert conn is not None`` rather than ``assert conn``.
-* A value that subclasses a builtin type (``class Sneaky(int)``) is refused by the server, and the call
-  raises :class:`CandidateError`, so the test fails.
-* An exception raised in the sandbox comes back as the builtin exception of the same name when there is
-  one (``pytest.raises(ValueError)`` works), else as :class:`CandidateError` (:func:`safe_exception`).
-  Exceptions that are not ``Exception`` subclasses (``SystemExit``, ``KeyboardInterrupt``) never cross;
-  they become :class:`CandidateError`.
-* A malformed frame, a closed channel or a dead sandbox make the call (and every later call) raise
-  :class:`SandboxGone`: the trial then fails on the tests, and the trial driver decides from the
-  sandbox's exit record whether the candidate or the infrastructure was at fault.
-
-A :class:`LazyRemote` stands for a candidate name imported while no sandbox is bound (see
-:mod:`~rlvr_lab.verifier.proxy.imports`); it is looked up in the sandbox each time it is used.
+The trusted runner never holds a candidate's object. A reply is decoded strictly (:func:`decode`) into
+plain data of exact builtin types or a :class:`RemoteObject` handle, which compares by identity only and
+refuses ``bool()``, so an object whose ``__eq__`` always returns True never reaches an assertion as a
+value. A builtin subclass is refused and a sandbox exception comes back as the builtin of the same name
+or :class:`CandidateError` (:func:`safe_exception`); a broken channel raises :class:`SandboxGone`. Each
+way, the test fails and the trial driver decides from the sandbox's exit record whose fault it was.
 """
 
 from __future__ import annotations
@@ -168,7 +154,8 @@ class RemoteObject:
     """A handle to an object that lives in the sandbox; attribute reads and calls are forwarded through
     ``client`` (the :class:`~rlvr_lab.verifier.proxy.client.ProxyClient` whose reply made it).
 
-    Equality is identity of the handle, never the candidate's ``__eq__``; truth testing raises.
+    Equality is identity of the handle, never the candidate's ``__eq__``; truth testing raises (tests
+    write ``assert conn is not None``, not ``assert conn``).
     """
 
     __slots__ = ("_client", "_hid", "_cls")
