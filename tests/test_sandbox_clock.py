@@ -1,4 +1,4 @@
-"""The trial deadline stretches with host CPU contention, up to a cap (sandbox_clock, section 17.7).
+"""The trial deadline stretches with host CPU contention, up to a cap (rlvr_lab.sandbox.clock, section 17.7).
 
 The unit tests drive :class:`TrialClock` with a counter the test sets. The two sandbox tests load the
 host with busy processes (three per CPU, for a few seconds): a candidate that needs more wall time than
