@@ -328,7 +328,7 @@ print("\n".join(lines))
 # correct candidate can be kept off the CPU for seconds and miss a fixed deadline, which would charge the
 # host's load to the candidate as a `fail`. The sandbox therefore extends a trial's deadline by the CPU
 # contention the kernel reports while it runs (its pressure counter, `/proc/pressure/cpu`), and never past
-# three times `wall_s` (`rlvr_lab.verifier.sandbox_clock`). A hang on a quiet host still ends at `wall_s`;
+# three times `wall_s` (`rlvr_lab.sandbox.clock`). A hang on a quiet host still ends at `wall_s`;
 # a candidate that loads the CPU itself gains at most the cap; and the end at the cap is still `timeout`, a
 # `fail`, so no candidate can turn its own hang into an infrastructure fault.
 #

@@ -60,11 +60,12 @@ class RunnerInProcess:
     """The runner class with a backend object we build (Landlock off), behind the Verifier's verify shape."""
 
     def __init__(self) -> None:
+        from rlvr_lab.sandbox.local import ProcessBackend
+        from rlvr_lab.verifier.proxy import SERVER_PATH
         from rlvr_lab.verifier.runner import SlotRunner
-        from rlvr_lab.verifier.sandbox import ProcessBackend
 
         self.dir = Path(tempfile.mkdtemp(prefix="rlvr-gallery-"))
-        self.runner = SlotRunner(ProcessBackend(self.dir / "sandbox", landlock=False), self.dir / "slot")
+        self.runner = SlotRunner(ProcessBackend(self.dir / "sandbox", SERVER_PATH, landlock=False), self.dir / "slot")
         self.runner.backend.name = "process-no-landlock"
 
     def verify(self, candidate, fixture):

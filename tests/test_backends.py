@@ -30,7 +30,7 @@ import pytest
 from rlvr_lab.verifier import Verifier
 from rlvr_lab.verifier import verifier as verifier_mod
 from rlvr_lab.verifier.fixtures import exploits_dir, list_exploits, load_fixture, load_reference
-from rlvr_lab.verifier.sandbox import host_root
+from rlvr_lab.sandbox.local import host_root
 from verifier_helpers import AnswerServer  # listens on the network exploit's fixed port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,9 +80,9 @@ def test_auto_as_root_picks_local_and_says_so(capfd, monkeypatch):
 
 _SOCKET_PROBE = r"""
 import ctypes, json, os, socket, sys
-from rlvr_lab.verifier import sandbox_confine
+from rlvr_lab.sandbox import confine
 ctypes.CDLL(None).prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
-layer = sandbox_confine.deny_network_sockets()
+layer = confine.deny_network_sockets()
 out = {"layer": layer}
 for name, family, kind in [("inet_tcp", socket.AF_INET, socket.SOCK_STREAM), ("inet_udp", socket.AF_INET, socket.SOCK_DGRAM),
                            ("inet6_tcp", socket.AF_INET6, socket.SOCK_STREAM), ("netlink", socket.AF_NETLINK, socket.SOCK_RAW),
@@ -113,7 +113,7 @@ def test_seccomp_filter_refuses_every_socket_but_a_unix_one():
 
 
 def test_seccomp_program_jumps_stay_inside_it():
-    from rlvr_lab.verifier.sandbox_confine import network_filter
+    from rlvr_lab.sandbox.confine import network_filter
 
     for machine in ("x86_64", "aarch64"):
         rows = network_filter(machine)

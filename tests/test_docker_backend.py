@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from rlvr_lab.sandbox.backend import SandboxExit
+from rlvr_lab.sandbox.clock import STRETCH_MAX
 from rlvr_lab.verifier import SandboxUnavailable, Verifier
-from rlvr_lab.verifier.backend import SandboxExit
 from rlvr_lab.verifier.fixtures import exploit_info, fixtures_dir, load_exploit, load_fixture, load_reference
-from rlvr_lab.verifier.sandbox_clock import STRETCH_MAX
+from rlvr_lab.verifier.proxy import SERVER_PATH
 from rlvr_lab.verifier.schema import Limits
 from verifier_helpers import check_busy_host
 
@@ -28,7 +29,7 @@ DOCKER_EXPLOITS = ("conftest_report_patch", "module_report_patch", "exit_sys", "
 
 @pytest.fixture(scope="module")
 def engine():
-    from rlvr_lab.verifier.docker_image import docker_client
+    from rlvr_lab.sandbox.docker_image import docker_client
 
     try:
         client = docker_client()
@@ -39,7 +40,7 @@ def engine():
 
 @pytest.fixture(scope="module")
 def image(engine):
-    from rlvr_lab.verifier.docker_image import build_image
+    from rlvr_lab.sandbox.docker_image import build_image
 
     return build_image(engine)
 
@@ -58,7 +59,7 @@ def _sandbox_containers(engine, slot_dir: Path) -> list:
 
 
 def test_no_engine_is_reported_with_its_address(monkeypatch):
-    from rlvr_lab.verifier.docker_image import docker_client
+    from rlvr_lab.sandbox.docker_image import docker_client
 
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     with pytest.raises(SandboxUnavailable, match="no Docker engine answers at unix:///nonexistent/docker.sock"):
@@ -66,7 +67,7 @@ def test_no_engine_is_reported_with_its_address(monkeypatch):
 
 
 def test_image_is_small_and_holds_only_python(engine, image):
-    from rlvr_lab.verifier.docker_image import build_image
+    from rlvr_lab.sandbox.docker_image import build_image
 
     assert build_image(engine) == image  # idempotent: present, not rebuilt
     size_mb = engine.images.get(image).attrs["Size"] / 1e6
@@ -79,9 +80,9 @@ def test_image_is_small_and_holds_only_python(engine, image):
 
 
 def test_container_is_locked_down_and_removed(engine, image, tmp_path):
-    from rlvr_lab.verifier.docker_backend import DockerBackend
+    from rlvr_lab.sandbox.docker import DockerBackend
 
-    backend = DockerBackend(tmp_path / "slot")
+    backend = DockerBackend(tmp_path / "slot", SERVER_PATH)
     ws = backend.workspace_root / "w1"
     ws.mkdir()
     (ws / "probe.py").write_text("import os\ndef who():\n    return os.getuid()\n")
@@ -109,9 +110,9 @@ def test_container_is_locked_down_and_removed(engine, image, tmp_path):
 
 
 def test_timeout_and_outside_kill_are_told_apart(engine, image, tmp_path):
-    from rlvr_lab.verifier.docker_backend import DockerBackend
+    from rlvr_lab.sandbox.docker import DockerBackend
 
-    backend = DockerBackend(tmp_path / "slot")
+    backend = DockerBackend(tmp_path / "slot", SERVER_PATH)
     ws = backend.workspace_root / "w1"
     ws.mkdir()
     session = backend.launch(ws, Limits(wall_s=1.0), seed=1)
@@ -215,8 +216,8 @@ def test_a_container_that_stops_just_before_the_kill_is_the_candidates_own_exit(
     """Not an infrastructure fault: the candidate ended itself, so the trial fails (it must not be pending)."""
     import socket
 
-    from rlvr_lab.verifier.docker_backend import DockerSession
-    from rlvr_lab.verifier.sandbox_clock import ContentionMeter
+    from rlvr_lab.sandbox.docker import DockerSession
+    from rlvr_lab.sandbox.clock import ContentionMeter
     from rlvr_lab.verifier.schema import Limits
 
     container = _StoppingContainer()

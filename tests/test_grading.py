@@ -19,8 +19,8 @@ import pytest
 
 from rlvr_lab import grading
 from rlvr_lab.grading.notebook_sandbox import EXIT_GRACE_S, decode
-from rlvr_lab.verifier.sandbox import UID_BASE, UID_COUNT
-from rlvr_lab.verifier.sandbox_clock import STRETCH_MAX
+from rlvr_lab.sandbox.clock import STRETCH_MAX
+from rlvr_lab.sandbox.local import UID_BASE, UID_COUNT
 from rlvr_lab.verifier.wire import GRACE_S
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -35,8 +35,8 @@ GRADER_MODULES = ("rlvr_lab.grading", "rlvr_lab.grading.admission", "rlvr_lab.gr
 
 
 def _local_problem():
-    from rlvr_lab.verifier.backend import SandboxUnavailable
-    from rlvr_lab.verifier.sandbox import check_available
+    from rlvr_lab.sandbox.backend import SandboxUnavailable
+    from rlvr_lab.sandbox.local import check_available
 
     try:
         check_available()
@@ -383,8 +383,8 @@ def test_the_same_file_twice_is_graded_once_and_the_report_has_every_format(grad
 
 @pytest.mark.docker
 def test_the_docker_backend_grades_the_same(tmp_path):
-    from rlvr_lab.verifier.backend import SandboxUnavailable
-    from rlvr_lab.verifier.docker_image import docker_client
+    from rlvr_lab.sandbox.backend import SandboxUnavailable
+    from rlvr_lab.sandbox.docker_image import docker_client
 
     try:
         docker_client()

@@ -186,18 +186,18 @@ def _assert_host_unharmed(verifier: Verifier, hidden_before: str, sentinel: str,
     assert len(inits) <= 1, f"more than one warm sandbox: {sorted(warm)}"
     for p in warm:
         parent = table[p][0]
-        assert ("sandbox_zygote" in _cmdline(parent) if p in inits else parent in inits), f"stray {table[p][2]} {p}"
+        assert ("sandbox/zygote.py" in _cmdline(parent) if p in inits else parent in inits), f"stray {table[p][2]} {p}"
         assert not _descendants(p, table) - warm, f"processes under warm sandbox process {p}"
     table = {p: row for p, row in table.items() if p not in warm}
     runner_cmd = _cmdline(runner)
     for pid in _descendants(runner, table):
         ppid, owner, _ = table[pid]
-        if "sandbox_zygote" in _cmdline(pid):
+        if "sandbox/zygote.py" in _cmdline(pid):
             below = _descendants(pid, table)
-            if "user-ns" in verifier.isolation and "sandbox_zygote" not in _cmdline(ppid):
+            if "user-ns" in verifier.isolation and "sandbox/zygote.py" not in _cmdline(ppid):
                 assert len(below) <= 1 and not any(_descendants(c, table) for c in below), (
                     f"sandbox processes survive under zygote {pid}")
-            elif "user-ns" not in verifier.isolation or "sandbox_zygote" not in _cmdline(table[ppid][0]):
+            elif "user-ns" not in verifier.isolation or "sandbox/zygote.py" not in _cmdline(table[ppid][0]):
                 assert below == set(), f"sandbox processes survive under zygote {pid}"
         else:
             assert ppid == runner and owner == table[runner][1] and _cmdline(pid) == runner_cmd, (

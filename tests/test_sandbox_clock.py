@@ -1,4 +1,4 @@
-"""The trial deadline stretches with host CPU contention, up to a cap (sandbox_clock, section 17.7).
+"""The trial deadline stretches with host CPU contention, up to a cap (rlvr_lab.sandbox.clock, section 17.7).
 
 The unit tests drive :class:`TrialClock` with a counter the test sets. The two sandbox tests load the
 host with busy processes (three per CPU, for a few seconds): a candidate that needs more wall time than
@@ -13,7 +13,7 @@ import time
 import pytest
 
 from rlvr_lab.verifier import Verifier
-from rlvr_lab.verifier.sandbox_clock import (STRETCH_MAX, ContentionMeter, TrialClock, busy_cpu_s, psi_some_s,
+from rlvr_lab.sandbox.clock import (STRETCH_MAX, ContentionMeter, TrialClock, busy_cpu_s, psi_some_s,
                                              stretched_deadline)
 from rlvr_lab.verifier.wire import GRACE_S, trial_budget_s
 from verifier_helpers import check_busy_host, needs_local_sandbox

@@ -134,12 +134,13 @@ def test_unavailable_namespaces_raise_a_clear_error(monkeypatch):
     """Neither root nor a user namespace can build the sandbox: ``local`` refuses, naming both causes and
     the alternatives; ``auto`` falls back to the weaker ``process`` backend (never silently: see
     tests/test_backends.py)."""
-    from rlvr_lab.verifier import SandboxUnavailable, sandbox
-    from rlvr_lab.verifier.backends import resolve_backend
+    from rlvr_lab.sandbox import local
+    from rlvr_lab.sandbox.factory import resolve_backend
+    from rlvr_lab.verifier import SandboxUnavailable
 
-    monkeypatch.setattr(sandbox, "_mode", None)
-    monkeypatch.setattr(sandbox, "_mode_error", "")
-    monkeypatch.setattr(sandbox, "_probe", lambda mode: f"{mode} refused (test)")
+    monkeypatch.setattr(local, "_mode", None)
+    monkeypatch.setattr(local, "_mode_error", "")
+    monkeypatch.setattr(local, "_probe", lambda mode: f"{mode} refused (test)")
     with pytest.raises(SandboxUnavailable, match="user namespace: userns refused.*backend='process'"):
         Verifier(backend="local")
     assert resolve_backend("auto") == "process"

@@ -28,7 +28,7 @@ def cmdline(pid: int) -> str:
 
 def zygote_of(v: Verifier) -> int | None:
     for pid in children(v.runner_pid):
-        if "sandbox_zygote" in cmdline(pid):
+        if "sandbox/zygote.py" in cmdline(pid):
             return pid
     return None
 

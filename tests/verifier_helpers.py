@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rlvr_lab.verifier.sandbox_clock import STRETCH_MAX
+from rlvr_lab.sandbox.clock import STRETCH_MAX
 from rlvr_lab.verifier.schema import Candidate, Fixture, Limits
 from rlvr_lab.verifier.wire import GRACE_S
 
@@ -141,8 +141,8 @@ def sandbox_processes(verifier) -> list[int]:
     runner = verifier.runner_pid
     if runner is None:
         return []
-    zygotes = [p for p in _descendants(runner) if "sandbox_zygote" in _cmdline(p)]
-    tops = [z for z in zygotes if "sandbox_zygote" not in _cmdline(_parent(z))]
+    zygotes = [p for p in _descendants(runner) if "sandbox/zygote.py" in _cmdline(p)]
+    tops = [z for z in zygotes if "sandbox/zygote.py" not in _cmdline(_parent(z))]
     found = []
     for top in tops:
         below = children(top)
@@ -181,8 +181,8 @@ def children(pid: int) -> list[int]:
 
 
 def _local_backend_problem() -> str | None:
-    from rlvr_lab.verifier.backend import SandboxUnavailable
-    from rlvr_lab.verifier.sandbox import check_available
+    from rlvr_lab.sandbox.backend import SandboxUnavailable
+    from rlvr_lab.sandbox.local import check_available
 
     try:
         check_available()

@@ -83,7 +83,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
     notebook in the same sandbox there, the key shipped as data, each notebook's ``node`` in the report
     (:mod:`rlvr_lab.grading.fleet`; needs the ``fleet`` extra). Admission and parsing stay here either way.
     """
-    from rlvr_lab.verifier.backend import SandboxUnavailable
+    from rlvr_lab.sandbox.backend import SandboxUnavailable
 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")

@@ -3,7 +3,7 @@
 The only grading code on the student's side of the boundary; it holds no expected value and no secret.
 Standard library only at import time, and never imported from the library a notebook sees: it is run by
 path. :func:`serve` is loaded by the zygote as the sandbox's server (in place of
-:mod:`rlvr_lab.verifier.sandbox_server`) and becomes (``os.execve``) the course's interpreter running the
+:mod:`rlvr_lab.verifier.proxy.server`) and becomes (``os.execve``) the course's interpreter running the
 copy staged beside the library; :func:`main` runs the code cells in an IPython shell and sends, after
 each cell, its outcome, the answer variables' values (:func:`encode`) and integrity evidence as a frame
 (a 4-byte big-endian length and UTF-8 JSON). Forged frames can only claim values, as assigning them does.

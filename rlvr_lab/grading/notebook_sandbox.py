@@ -23,9 +23,10 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from pathlib import Path
 
-from rlvr_lab.verifier.backend import SandboxFault, SandboxUnavailable
-from rlvr_lab.verifier.sandbox_clock import STRETCH_MAX
-from rlvr_lab.verifier.sandbox_setup import SANDBOX_ROOT
+from rlvr_lab.sandbox.backend import BACKENDS, SandboxFault, SandboxUnavailable
+from rlvr_lab.sandbox.clock import STRETCH_MAX
+from rlvr_lab.sandbox.factory import make_backend
+from rlvr_lab.sandbox.namespaces import SANDBOX_ROOT
 from rlvr_lab.verifier.schema import Limits
 from rlvr_lab.verifier.wire import trial_budget_s
 
@@ -45,6 +46,8 @@ _HERE = Path(__file__).resolve().parent
 LIBRARY = _HERE.parent
 #: File name of the executor, staged beside the package (not inside it) and run by path.
 EXECUTOR = "notebook_executor.py"
+#: The executor on the host: the sandbox's server (the zygote loads it by path).
+EXECUTOR_PATH = str(_HERE / EXECUTOR)
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,7 @@ class SandboxConfig:
     """Resources of one notebook's sandbox."""
 
     backend: str = "local"
-    """Sandbox backend by name (see :data:`rlvr_lab.verifier.backend.BACKENDS`)."""
+    """Sandbox backend by name (see :data:`rlvr_lab.sandbox.backend.BACKENDS`)."""
     timeout_s: float = 120.0
     """Wall-clock budget of one notebook, seconds (interpreter start included); then SIGKILL."""
     memory_mb: int = 4096
@@ -162,10 +165,7 @@ def _environment_dirs() -> tuple:
 
 
 def _local_backend(slot: Path, hide: tuple):
-    from rlvr_lab.verifier.sandbox import LocalBackend
-
-    backend = LocalBackend(slot, hide=hide, keep=_environment_dirs(), server_path=str(_HERE / "notebook_executor.py"),
-                           shared=("lib",))
+    backend = make_backend("local", slot, EXECUTOR_PATH, hide=hide, keep=_environment_dirs(), shared=("lib",))
     # the staged package lives in the slot's workspace root, shown read-only in every sandbox
     stage_library(str(Path(backend.workspace_root) / "lib"))
     return backend, {"python": sys.executable, "lib": f"{SANDBOX_ROOT}/lib", "site": []}
@@ -174,8 +174,7 @@ def _local_backend(slot: Path, hide: tuple):
 def _docker_backend(slot: Path):
     import sysconfig
 
-    from rlvr_lab.verifier.docker_backend import DockerBackend
-    from rlvr_lab.verifier.docker_image import PY_PREFIX
+    from rlvr_lab.sandbox.docker_image import PY_PREFIX
 
     slot.mkdir(parents=True, exist_ok=True)
     stage_library(str(slot / "lib"))
@@ -186,21 +185,20 @@ def _docker_backend(slot: Path):
     host_libs = [p for p in (f"/usr/lib/{sysconfig.get_config_var('MULTIARCH') or 'x86_64-linux-gnu'}",)
                  if os.path.isdir(p)]
     binds.update({p: f"/opt/hostlib{i}" for i, p in enumerate(host_libs)})
-    backend = DockerBackend(slot, server_path=str(_HERE / "notebook_executor.py"), binds=binds)
+    backend = make_backend("docker", slot, EXECUTOR_PATH, binds=binds)
     return backend, {"python": f"{PY_PREFIX}/bin/python3", "lib": "/opt/rlvr-lib",
                      "site": [f"/opt/site{i}" for i in range(len(site))],
                      "ld_path": [f"/opt/hostlib{i}" for i in range(len(host_libs))]}
 
 
 def _make_backend(name: str, slot: Path, hide: tuple):
-    """``(backend, launch record)`` for backend ``name``.
+    """``(backend, launch record)`` for backend ``name``, each built by the one factory
+    (:func:`rlvr_lab.sandbox.factory.make_backend`) with the grader's own policy on top.
 
     ``auto`` takes the local backend (as root, or in an unprivileged user namespace), else docker. The
     verifier's weaker ``process`` backend is refused: without namespaces a notebook would run in the
     grader's own file system view, so nothing would hide the key or the other submissions from it.
     """
-    from rlvr_lab.verifier.backend import BACKENDS
-
     if name not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
     if name == "process":

@@ -177,7 +177,7 @@ def grade_notebook(job: NotebookJob, key: KeyData, settings: GradeSettings, slot
     """Run ``job`` in a fresh sandbox and score it: plain data in, a plain dict out.
 
     ``slot``: a warm :class:`GradingSlot` for the same key and settings (None: one is opened for this
-    notebook and closed after). Raises :class:`~rlvr_lab.verifier.backend.SandboxUnavailable` where no
+    notebook and closed after). Raises :class:`~rlvr_lab.sandbox.backend.SandboxUnavailable` where no
     sandbox can start on this machine; the caller reports that notebook as ``infra``.
     """
     own = slot is None

@@ -4,7 +4,7 @@
 package never needs Ray.
 """
 
-from rlvr_lab.verifier.backend import SandboxUnavailable
+from rlvr_lab.sandbox.backend import SandboxUnavailable
 from rlvr_lab.verifier.fixtures import list_exploits, list_fixtures, load_exploit, load_fixture, load_reference
 from rlvr_lab.verifier.naive import NaiveVerifier
 from rlvr_lab.verifier.pool import VerifierPool

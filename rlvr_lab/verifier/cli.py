@@ -20,7 +20,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
-from rlvr_lab.verifier.backend import BACKENDS
+from rlvr_lab.sandbox.backend import BACKENDS
 
 #: Predicted acceptance above which a known-bad reference is flagged by ``calibrate``.
 BAD_ACCEPTANCE_WARN = 0.05

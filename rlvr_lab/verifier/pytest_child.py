@@ -1,13 +1,10 @@
 """Where a trial's hidden tests run: a fork of the prepared runner, or the runner itself (section 17.7).
 
-The runner prepares pytest once (:func:`prepare_session`), so a trial only forks: the child dies with
-the runner (``PR_SET_PDEATHSIG``), talks to the candidate through the proxy, runs the job
-(:func:`run_job`: pytest's run loop, :func:`run_session`, or plain tests directly,
-:func:`rlvr_lab.verifier.direct.run_tests`) and writes the record to a pipe, which the runner reads
-until a deadline (:func:`collect_report`). To take the fork off the trial's path, the runner forks the
-next child ahead of time (:func:`fork_standby`): it waits for one job, the channel and the result pipe
-arriving as descriptors over a socket. Pure plain tests need no child at all: :func:`run_here` runs them
-in the runner under a ``SIGALRM`` watchdog and puts the runner's proxy state back afterwards.
+A :class:`TrialProcess` runs one :class:`TrialJob` against the proxy: pytest's run loop on a session the
+runner prepared once (:func:`prepare_session`), or plain tests directly
+(:func:`rlvr_lab.verifier.direct.run_tests`). It is forked, ahead of the trial where it can be
+(:meth:`TrialProcess.fork_standby`), and writes its record to a pipe the runner reads until a deadline
+(:func:`collect_report`); pure plain tests run in the runner itself (:meth:`TrialProcess.run_here`).
 """
 
 from __future__ import annotations
@@ -22,12 +19,15 @@ import signal
 import socket
 import sys
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from rlvr_lab.verifier.backend import SocketChannel
-from rlvr_lab.verifier.proxy import ProxyClient
-from rlvr_lab.verifier.proxy_values import CandidateError
+from rlvr_lab.sandbox.backend import SocketChannel
+from rlvr_lab.verifier.judging import RecordPlugin
+from rlvr_lab.verifier.proxy.client import ProxyClient
+from rlvr_lab.verifier.proxy.imports import Binding, RemoteFinder
+from rlvr_lab.verifier.proxy.values import CandidateError
 from rlvr_lab.verifier.trials import secret_seed
 
 
@@ -127,125 +127,165 @@ def drop_modules(names: frozenset[str]) -> None:
             del sys.modules[name]
 
 
-def run_job(runner: Any, job: dict) -> dict:
-    """Run one trial's hidden tests as ``job`` says (the proxy is bound); the record for the judge.
+@dataclass(frozen=True)
+class TrialJob:
+    """One trial's hidden tests, as the runner hands them to a :class:`TrialProcess` (as JSON to a standby).
 
-    ``mode``: ``direct`` (plain tests, :func:`rlvr_lab.verifier.direct.run_tests`), ``precollected``
-    (the runner collected the items before the fork) or ``collect`` (pytest collects here).
+    >>> job = TrialJob("/r/tests/ab", 7, ("pool",), "direct", ("test_pool.py",), here=True)
+    >>> TrialJob.from_bytes(job.to_bytes()) == job
+    True
     """
-    test_dir, seed = Path(job["test_dir"]), int(job["seed"])
-    prefix = test_dir.relative_to(runner.runner_dir).as_posix() + "/"
-    if job["mode"] == "direct":
-        from rlvr_lab.verifier.direct import run_tests
 
-        modules = frozenset(job["modules"])
-        drop_modules(runner.finder.modules | modules)
-        runner.finder.modules = modules
-        files = {rel: (test_dir / rel).read_text(encoding="utf-8") for rel in job["files"]}
-        return run_tests(files, str(test_dir), prefix, seed)
-    runner.plugin.seed = seed
-    runner.config.args = [str(test_dir)]
-    exit_code = run_session(runner.config, runner.session, job["mode"] == "precollected", seed)
-    plugin = runner.plugin
-    return {"exit": int(exit_code), "reports": plugin.reports, "collect_errors": plugin.collect_errors}
+    test_dir: str
+    """Runner-owned directory of the fixture's hidden tests."""
+    seed: int
+    """The trial's seed: orders the tests; the tests' and the sandbox's RNG seeds derive from it."""
+    modules: tuple[str, ...]
+    """Top-level candidate modules the proxy serves."""
+    mode: str
+    """``direct`` (plain tests without pytest), ``precollected`` (the runner collected the items before
+    the fork) or ``collect`` (pytest collects in the test process)."""
+    files: tuple[str, ...] = ()
+    """``direct``: the hidden test files, relative to ``test_dir``."""
+    here: bool = False
+    """``direct``: run in the runner process itself, under a watchdog (no fork)."""
 
+    def to_bytes(self) -> bytes:
+        return json.dumps(asdict(self)).encode()
 
-def bind_and_run(runner: Any, channel: Any, job: dict) -> dict:
-    """Seed the hidden tests' ``random`` from the runner's secret, bind the proxy to this trial's sandbox
-    (whose own seed is derived the same way) and run the job; the record for the judge."""
-    seed = int(job["seed"])
-    random.seed(secret_seed(runner.secret, seed, "tests"))
-    client = ProxyClient(channel)
-    try:
-        client.init(secret_seed(runner.secret, seed, "sandbox"))
-    except CandidateError:
-        pass  # the tests will meet the dead sandbox and fail; the runner reads the sandbox's record
-    runner.binding.client = client
-    return run_job(runner, job)
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "TrialJob":
+        fields = json.loads(data.decode())
+        return cls(str(fields["test_dir"]), int(fields["seed"]), tuple(fields["modules"]), str(fields["mode"]),
+                   tuple(fields["files"]), bool(fields["here"]))
 
 
-def child_run(runner: Any, channel: Any, job: dict, result_w: int) -> None:
-    """In a forked pytest process: run the hidden tests against the proxy; never returns.
+class TrialProcess:
+    """The trusted process that runs a trial's hidden tests against the proxy.
 
-    ``runner``: the :class:`~rlvr_lab.verifier.runner.SlotRunner` it was forked from (its secret, pytest
-    config, started session, recording plugin and proxy binding); ``job``: see :func:`run_job`."""
-    code = 0
-    try:
-        data = json.dumps(bind_and_run(runner, channel, job)).encode()
-        view = memoryview(data)
-        while view:
-            view = view[os.write(result_w, view):]
-    except BaseException:
-        code = 1
-    os._exit(code)
+    It is given what it needs of its :class:`~rlvr_lab.verifier.runner.SlotRunner` and changes only its own
+    state: the proxy's binding and served modules and pytest's arguments, in a forked process (the
+    runner's copy is untouched), or in the runner itself for :meth:`run_here`, which puts them back.
+    """
 
+    def __init__(self, secret: bytes, runner_dir: Path, finder: RemoteFinder, binding: Binding,
+                 plugin: RecordPlugin, config: Any = None, session: Any = None):
+        self.secret = secret
+        """The runner's secret, from which the trial's RNG seeds derive (never sent to a sandbox)."""
+        self.runner_dir = runner_dir
+        self.finder = finder
+        """The import hook that serves the candidate's modules through the proxy."""
+        self.binding = binding
+        """Which proxy client the candidate's modules talk to."""
+        self.plugin = plugin
+        self.config = config
+        """pytest's Config and started Session (None until the runner prepared pytest)."""
+        self.session = session
 
-def run_here(runner: Any, channel: Any, job: dict, deadline: float) -> tuple[bytes, str]:
-    """Run a ``direct`` job of pure plain tests in the runner process itself (no fork; see
-    :func:`rlvr_lab.verifier.direct.inprocess_refusal`); returns (record as JSON, problem) like
-    :func:`collect_report`. A watchdog (``SIGALRM``) ends the tests at ``deadline`` (``perf_counter``
-    time): "runner overran its deadline". The runner's proxy state is restored afterwards."""
-    from rlvr_lab.verifier.direct import RunnerOverrun
+    def run(self, job: TrialJob) -> dict:
+        """Run ``job``'s hidden tests (the proxy is bound); the record for the judge."""
+        test_dir = Path(job.test_dir)
+        prefix = test_dir.relative_to(self.runner_dir).as_posix() + "/"
+        if job.mode == "direct":
+            from rlvr_lab.verifier.direct import run_tests
 
-    armed = [True]
+            modules = frozenset(job.modules)
+            drop_modules(self.finder.modules | modules)
+            self.finder.modules = modules
+            files = {rel: (test_dir / rel).read_text(encoding="utf-8") for rel in job.files}
+            return run_tests(files, str(test_dir), prefix, job.seed)
+        self.plugin.seed = job.seed
+        self.config.args = [str(test_dir)]
+        exit_code = run_session(self.config, self.session, job.mode == "precollected", job.seed)
+        return {"exit": int(exit_code), "reports": self.plugin.reports, "collect_errors": self.plugin.collect_errors}
 
-    def overrun(signum: int, frame: Any) -> None:
-        if armed[0]:
-            raise RunnerOverrun()
+    def bind_and_run(self, channel: Any, job: TrialJob) -> dict:
+        """Seed the hidden tests' ``random`` from the secret, bind the proxy to this trial's sandbox (whose
+        own seed is derived the same way) and run the job; the record for the judge."""
+        random.seed(secret_seed(self.secret, job.seed, "tests"))
+        client = ProxyClient(channel)
+        try:
+            client.init(secret_seed(self.secret, job.seed, "sandbox"))
+        except CandidateError:
+            pass  # the tests will meet the dead sandbox and fail; the runner reads the sandbox's record
+        self.binding.client = client
+        return self.run(job)
 
-    finder, binding = runner.finder, runner.binding
-    saved = (finder.modules, binding.client, binding.star_names, random.getstate())
-    kept = {name: sys.modules.pop(name) for name in list(sys.modules) if name.split(".")[0] in finder.modules}
-    previous = signal.signal(signal.SIGALRM, overrun)
-    try:
-        signal.setitimer(signal.ITIMER_REAL, max(deadline - time.perf_counter(), 0.001))
-        binding.star_names = None
-        return json.dumps(bind_and_run(runner, channel, job)).encode(), ""
-    except RunnerOverrun:
-        return b"", "runner overran its deadline"
-    finally:
-        armed[0] = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        drop_modules(finder.modules | frozenset(job["modules"]))
-        finder.modules, binding.client, binding.star_names, state = saved
-        random.setstate(state)
-        sys.modules.update(kept)
+    def run_and_exit(self, channel: Any, job: TrialJob, result_w: int) -> None:
+        """In a forked process: run the job, write its record to ``result_w``; never returns."""
+        code = 0
+        try:
+            data = json.dumps(self.bind_and_run(channel, job)).encode()
+            view = memoryview(data)
+            while view:
+                view = view[os.write(result_w, view):]
+        except BaseException:
+            code = 1
+        os._exit(code)
 
+    def run_here(self, channel: Any, job: TrialJob, deadline: float) -> tuple[bytes, str]:
+        """Run a ``direct`` job of pure plain tests in the runner process itself (no fork; see
+        :func:`rlvr_lab.verifier.direct.inprocess_refusal`); returns (record as JSON, problem) like
+        :func:`collect_report`. A watchdog (``SIGALRM``) ends the tests at ``deadline`` (``perf_counter``
+        time): "runner overran its deadline". The proxy's state is restored afterwards."""
+        from rlvr_lab.verifier.direct import RunnerOverrun
 
-def standby_child(runner: Any, control: socket.socket) -> None:
-    """A pytest process forked ahead of time: waits for one job (a JSON :func:`run_job` job, with the
-    channel and the result pipe as descriptors), runs it, exits. Never returns."""
-    try:
-        child_setup()
-        message, fds, _, _ = socket.recv_fds(control, 65536, 2)
-        if not message or len(fds) != 2:
-            os._exit(0)
-        job = json.loads(message.decode())
-        channel = SocketChannel(socket.socket(fileno=fds[0]))
-    except BaseException:
-        os._exit(1)
-    child_run(runner, channel, job, fds[1])
+        armed = [True]
 
+        def overrun(signum: int, frame: Any) -> None:
+            if armed[0]:
+                raise RunnerOverrun()
 
-def fork_child(runner: Any, channel: Any, job: dict, result_w: int) -> int:
-    """Fork a pytest process for one trial now (for a channel that cannot be passed as a descriptor); its pid."""
-    pid = os.fork()
-    if pid == 0:
-        child_setup()
-        child_run(runner, channel, job, result_w)
-    return pid
+        finder, binding = self.finder, self.binding
+        saved = (finder.modules, binding.client, binding.star_names, random.getstate())
+        kept = {name: sys.modules.pop(name) for name in list(sys.modules) if name.split(".")[0] in finder.modules}
+        previous = signal.signal(signal.SIGALRM, overrun)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, max(deadline - time.perf_counter(), 0.001))
+            binding.star_names = None
+            return json.dumps(self.bind_and_run(channel, job)).encode(), ""
+        except RunnerOverrun:
+            return b"", "runner overran its deadline"
+        finally:
+            armed[0] = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+            drop_modules(finder.modules | frozenset(job.modules))
+            finder.modules, binding.client, binding.star_names, state = saved
+            random.setstate(state)
+            sys.modules.update(kept)
 
+    def standby(self, control: socket.socket) -> None:
+        """A process forked ahead of time: wait for one job (with the channel and the result pipe as
+        descriptors), run it, exit. Never returns."""
+        try:
+            child_setup()
+            message, fds, _, _ = socket.recv_fds(control, 65536, 2)
+            if not message or len(fds) != 2:
+                os._exit(0)
+            job = TrialJob.from_bytes(message)
+            channel = SocketChannel(socket.socket(fileno=fds[0]))
+        except BaseException:
+            os._exit(1)
+        self.run_and_exit(channel, job, fds[1])
 
-def fork_standby(runner: Any) -> tuple[int, socket.socket]:
-    """Fork a pytest process now, from the runner's current state, to wait for a job; (pid, control socket)."""
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    pid = os.fork()
-    if pid == 0:
-        ours.close()
-        standby_child(runner, theirs)
-    theirs.close()
-    return pid, ours
+    def fork_now(self, channel: Any, job: TrialJob, result_w: int) -> int:
+        """Fork a process for one trial now (for a channel that cannot be passed as a descriptor); its pid."""
+        pid = os.fork()
+        if pid == 0:
+            child_setup()
+            self.run_and_exit(channel, job, result_w)
+        return pid
+
+    def fork_standby(self) -> tuple[int, socket.socket]:
+        """Fork a process now, from the current state, to wait for a job; (pid, control socket)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            self.standby(theirs)
+        theirs.close()
+        return pid, ours
 
 
 def drop_standby(pid: int, control: socket.socket) -> None:
@@ -258,10 +298,10 @@ def drop_standby(pid: int, control: socket.socket) -> None:
     os.waitpid(pid, 0)
 
 
-def send_job(control: socket.socket, channel: SocketChannel, job: dict, result_w: int) -> None:
-    """Hand one trial to a standby pytest process: the job, the channel and the result pipe's write end."""
+def send_job(control: socket.socket, channel: SocketChannel, job: TrialJob, result_w: int) -> None:
+    """Hand one trial to a standby process: the job, the channel and the result pipe's write end."""
     try:
-        socket.send_fds(control, [json.dumps(job).encode()], [channel.fileno(), result_w])
+        socket.send_fds(control, [job.to_bytes()], [channel.fileno(), result_w])
     except OSError:
         pass  # the standby died: the runner reports a missing report (pending)
     finally:

@@ -149,7 +149,7 @@ class RayVerifierPool(PoolFront):
             raise ValueError(f"slot_cpus must be a number >= 0, got {slot_cpus!r}")
         if call_timeout_s is not None and not call_timeout_s > 0:
             raise ValueError(f"call_timeout_s must be > 0 or None, got {call_timeout_s!r}")
-        from rlvr_lab.verifier.backend import BACKENDS, SandboxUnavailable
+        from rlvr_lab.sandbox.backend import BACKENDS, SandboxUnavailable
 
         if backend is None:  # whatever the one-machine pool defaults to
             backend = inspect.signature(VerifierPool).parameters["backend"].default

@@ -18,7 +18,7 @@ base + change into a fresh graded copy under the backend's ``workspace_root``, a
   runner-owned directory hidden from every sandbox, ``--confcutdir``, no plugin autoloading, no cache;
   ``PYTEST_ADDOPTS``/``PYTEST_PLUGINS`` removed; :func:`~.pytest_child.prepare_session`). The runner
   collects the fixture once and each trial forks a child from the prepared process
-  (:mod:`~rlvr_lab.verifier.pytest_child`; forked ahead of time, so the fork is off the trial's path).
+  (:class:`~rlvr_lab.verifier.pytest_child.TrialProcess`; forked ahead of time, off the trial's path).
 
 The runner then kills the sandbox and decides the trial:
 
@@ -42,13 +42,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from rlvr_lab.verifier.backend import SandboxBackend, SandboxFault, SandboxUnavailable, SocketChannel
-from rlvr_lab.verifier.backends import make_backend
+from rlvr_lab.sandbox.backend import SandboxBackend, SandboxFault, SandboxUnavailable, SocketChannel
+from rlvr_lab.sandbox.factory import make_backend
 from rlvr_lab.verifier.direct import direct_refusal, inprocess_refusal
 from rlvr_lab.verifier.judging import DETAIL_CHARS, RecordPlugin, expected_tests, judge
 from rlvr_lab.verifier.schema import Candidate, Fixture, TrialResult
-from rlvr_lab.verifier import proxy_import
+from rlvr_lab.verifier.proxy import SERVER_PATH
+from rlvr_lab.verifier.proxy import imports as proxy_import
 from rlvr_lab.verifier import pytest_child
+from rlvr_lab.verifier.pytest_child import TrialJob, TrialProcess
 from rlvr_lab.verifier import trials as trials_mod
 from rlvr_lab.verifier import workspace
 from rlvr_lab.verifier import wire
@@ -83,7 +85,7 @@ class SlotRunner:
         self.slot_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(self.slot_dir, 0o700)
         self.secret = os.urandom(32)  # seeds the hidden tests' randomness; never sent to a sandbox
-        self.backend = backend if isinstance(backend, SandboxBackend) else make_backend(backend, self.slot_dir / "sandbox")
+        self.backend = backend if isinstance(backend, SandboxBackend) else make_backend(backend, self.slot_dir / "sandbox", SERVER_PATH)
         self._empty_workspace_root()
         self.runner_dir = self.slot_dir / "runner"
         self.runner_dir.mkdir(mode=0o700, exist_ok=True)
@@ -210,7 +212,7 @@ class SlotRunner:
     def _fork_standby(self) -> None:
         """Fork the next pytest process now, from the runner's current state, to wait for a job."""
         self._drop_standby()
-        pid, control = pytest_child.fork_standby(self)
+        pid, control = self._trial_process().fork_standby()
         self._standby = (pid, control, self._state)
 
     def _drop_standby(self) -> None:
@@ -227,37 +229,41 @@ class SlotRunner:
         if self._standby is None or (self._collected is not None and self._standby[2] != self._state):
             self._fork_standby()
 
-    def _start_child(self, session: Any, job: dict, result_w: int) -> int:
+    def _trial_process(self) -> TrialProcess:
+        """What a trial's test process needs of this runner (a fork takes its own copy)."""
+        return TrialProcess(self.secret, self.runner_dir, self.finder, self.binding, self.plugin, self.config, self.session)
+
+    def _start_child(self, session: Any, job: TrialJob, result_w: int) -> int:
         """Hand the trial's ``job`` to the standby pytest process (fork one if it is missing, or stale for a
         pytest job); the child's pid."""
         if not isinstance(session.channel, SocketChannel):  # cannot be passed as a descriptor: fork now
-            return pytest_child.fork_child(self, session.channel, job, result_w)
-        if self._standby is None or (job["mode"] != "direct" and self._standby[2] != self._state):
+            return self._trial_process().fork_now(session.channel, job, result_w)
+        if self._standby is None or (job.mode != "direct" and self._standby[2] != self._state):
             self._fork_standby()
         pid, control, _ = self._standby
         self._standby = None
         pytest_child.send_job(control, session.channel, job, result_w)
         return pid
 
-    def _job(self, fixture: Fixture, entry: FixtureEntry, seed: int, direct: bool) -> dict:
-        """What the trial's pytest child runs: plain tests directly, or pytest on the collected items."""
-        job = {"test_dir": str(entry.directory), "seed": seed, "modules": list(fixture.modules)}
+    def _job(self, fixture: Fixture, entry: FixtureEntry, seed: int, direct: bool) -> TrialJob:
+        """What the trial's test process runs: plain tests directly, or pytest on the collected items."""
+        job = (str(entry.directory), seed, tuple(fixture.modules))
         if direct and entry.plain:
             if any("pytest" in fixture.hidden_tests[rel] for rel in entry.plain):
                 import pytest  # noqa: F401  (pytest.raises and friends, imported once, before any fork)
             here = entry.here and threading.current_thread() is threading.main_thread()  # SIGALRM watchdog
-            return {**job, "mode": "direct", "files": list(entry.plain), "here": here}
+            return TrialJob(*job, "direct", tuple(entry.plain), here)
         if str(entry.directory) not in self._star_names:  # what a star import binds while collecting
             sources = [text for rel, text in fixture.hidden_tests.items() if rel.endswith(".py")]
             star = proxy_import.star_imports(sources, tuple(fixture.modules))
             self._star_names[str(entry.directory)] = proxy_import.free_names(sources) if star else None
         precollected = self._precollect(entry.directory, tuple(fixture.modules))
-        return {**job, "mode": "precollected" if precollected else "collect"}
+        return TrialJob(*job, "precollected" if precollected else "collect")
 
     def run_trial(self, graded: Path, fixture: Fixture, entry: FixtureEntry, seed: int,
                   direct: bool = True) -> TrialResult:
         job = self._job(fixture, entry, seed, direct)
-        self._last_here = bool(job.get("here"))
+        self._last_here = job.here
         start = time.perf_counter()
         limits = fixture.limits
         try:
@@ -265,8 +271,8 @@ class SlotRunner:
         except SandboxFault as exc:
             return TrialResult("pending", time.perf_counter() - start, seed, "sandbox did not start", str(exc)[:DETAIL_CHARS])
         deadline = start + wire.trial_budget_s(limits.wall_s)
-        if job.get("here"):
-            data, runner_problem = pytest_child.run_here(self, session.channel, job, deadline)
+        if job.here:
+            data, runner_problem = self._trial_process().run_here(session.channel, job, deadline)
         else:
             result_r, result_w = os.pipe()
             try:

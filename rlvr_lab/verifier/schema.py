@@ -1,9 +1,10 @@
 """Plain data that crosses the verifier boundary (section 17.7, table 7).
 
 A :class:`Fixture` is a task frozen at a base revision: its source tree, the public tests a policy may
-see, the hidden acceptance tests it never sees, the paths a candidate may change, resource limits and the
-trial policy K. A :class:`Candidate` is untrusted material: a set of changed files, captured as a change
-against the fixture's base revision. A :class:`Verdict` is one of four outcomes with its evidence.
+see, the hidden acceptance tests it never sees, the paths a candidate may change, resource limits
+(:class:`~rlvr_lab.sandbox.backend.Limits`, re-exported here) and the trial policy K. A
+:class:`Candidate` is untrusted material: a set of changed files, captured as a change against the
+fixture's base revision. A :class:`Verdict` is one of four outcomes with its evidence.
 
 These are frozen dataclasses of plain values so that they can be pickled to worker processes, written to
 JSON Lines rollout records, and compared in tests.
@@ -16,31 +17,13 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Mapping
 
+from rlvr_lab.sandbox.backend import Limits
+
+__all__ = ["VERDICTS", "Limits", "Fixture", "Candidate", "TrialResult", "Verdict"]
+
 #: The four-verdict rule (section 17.7): only ``pass`` earns reward. ``pending`` is an infrastructure
 #: fault that may be retried; ``unknown`` means retries were exhausted. Neither is ever coerced to 0 or 1.
 VERDICTS = ("pass", "fail", "pending", "unknown")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits applied to the candidate's sandbox for one trial."""
-
-    wall_s: float = 10.0
-    """Wall-clock deadline of one trial, seconds; past it every sandbox process is killed (verdict fail).
-    A busy host stretches it by the CPU contention it reports, to at most ``STRETCH_MAX * wall_s``
-    (:mod:`~rlvr_lab.verifier.sandbox_clock`)."""
-    cpu_s: int = 10
-    """RLIMIT_CPU of each candidate process, CPU seconds."""
-    memory_mb: int = 512
-    """RLIMIT_AS (address space) of each candidate process, MiB."""
-    processes: int = 32
-    """RLIMIT_NPROC / pids limit: the most processes the sandbox may hold at once."""
-    file_mb: int = 16
-    """RLIMIT_FSIZE: the largest file the candidate may write, MiB."""
-    open_files: int = 64
-    """RLIMIT_NOFILE: the most file descriptors one candidate process may hold."""
-    output_kb: int = 256
-    """Cap on captured stdout+stderr, KiB; output past it is dropped and the trial fails."""
 
 
 @dataclass(frozen=True)

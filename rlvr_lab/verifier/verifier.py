@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 
 from rlvr_lab.verifier import wire
-from rlvr_lab.verifier.backend import SandboxUnavailable
-from rlvr_lab.verifier.backends import resolve_backend
+from rlvr_lab.sandbox.backend import SandboxUnavailable
+from rlvr_lab.sandbox.factory import resolve_backend
 from rlvr_lab.verifier.wire import RunnerFailed, RunnerReady, VerifyReply, VerifyRequest
 from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
 from rlvr_lab.verifier.trials import check_trials
@@ -99,7 +99,7 @@ class Verifier:
     ``backend``: ``"local"`` (namespaces, default; as root or in a user namespace), ``"process"`` (the
     weaker backend without namespaces), ``"docker"``, or ``"auto"``: the strongest of local and process
     that works here, named in one printed line (:data:`ANNOUNCED`) and in every verdict. An unavailable
-    backend raises :class:`~rlvr_lab.verifier.backend.SandboxUnavailable` here, naming why. ``retries``: extra attempts
+    backend raises :class:`~rlvr_lab.sandbox.backend.SandboxUnavailable` here, naming why. ``retries``: extra attempts
     after an infrastructure fault (0 returns ``pending`` at once). ``seed``: base seed of the trial seeds
     (None draws one per verification). ``test_runner``: ``"auto"`` runs hidden tests that are plain test
     functions without pytest's machinery (:mod:`~rlvr_lab.verifier.direct`; same verdicts, a fraction
@@ -127,7 +127,7 @@ class Verifier:
         if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 10:
             raise ValueError(f"retries must be an integer in [0, 10], got {retries!r}")
         if backend == "local":
-            from rlvr_lab.verifier.sandbox import check_available
+            from rlvr_lab.sandbox.local import check_available
 
             check_available()
         self.backend = backend

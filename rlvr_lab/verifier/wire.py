@@ -13,7 +13,7 @@ Every link of the verifier carries the same frame: a 4-byte big-endian length, t
   bytes.
 
 Timing contract: a sandbox may run up to ``STRETCH_MAX * wall_s`` when the host is busy (see
-:mod:`~rlvr_lab.verifier.sandbox_clock`); :data:`GRACE_S` is how long the runner's pytest child may run
+:mod:`~rlvr_lab.sandbox.clock`); :data:`GRACE_S` is how long the runner's pytest child may run
 past that before it counts as hung (:func:`trial_budget_s`); callers wait :func:`verify_budget_s` for a
 verification of ``k`` trials.
 """
@@ -27,8 +27,8 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from rlvr_lab.verifier.sandbox_clock import STRETCH_MAX
-from rlvr_lab.verifier.sandbox_server import MAX_FRAME as MAX_JSON_FRAME
+from rlvr_lab.sandbox.clock import STRETCH_MAX
+from rlvr_lab.verifier.proxy.server import MAX_FRAME as MAX_JSON_FRAME
 from rlvr_lab.verifier.schema import Candidate, Fixture, TrialResult
 
 #: Seconds the pytest child may run past the sandbox's wall-clock deadline before it counts as hung.

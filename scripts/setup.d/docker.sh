@@ -8,7 +8,7 @@ PY=.venv/bin/python
 [ -x "$PY" ] || PY=python3
 say() { echo "setup.d/docker.sh: $*"; }
 
-engine_up() { timeout 10 "$PY" -c "from rlvr_lab.verifier.docker_image import docker_client; docker_client()" >/dev/null 2>&1; }
+engine_up() { timeout 10 "$PY" -c "from rlvr_lab.sandbox.docker_image import docker_client; docker_client()" >/dev/null 2>&1; }
 
 if ! engine_up; then
   if [ -z "${DOCKER_HOST:-}" ] && command -v dockerd >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
@@ -19,11 +19,11 @@ if ! engine_up; then
   fi
 fi
 if ! engine_up; then
-  why=$(timeout 15 "$PY" -c "from rlvr_lab.verifier.docker_image import docker_client; docker_client()" 2>&1 | tail -1)
+  why=$(timeout 15 "$PY" -c "from rlvr_lab.sandbox.docker_image import docker_client; docker_client()" 2>&1 | tail -1)
   say "docker backend unavailable, skipping image build: ${why:-no answer}"
   exit 0
 fi
-if timeout 300 "$PY" -m rlvr_lab.verifier.docker_image build; then
+if timeout 300 "$PY" -m rlvr_lab.sandbox.docker_image build; then
   exit 0
 fi
 say "building the sandbox image failed; the docker tests will say why and skip or fail"

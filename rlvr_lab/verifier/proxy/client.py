@@ -1,10 +1,10 @@
 """The trusted runner's side of the proxy: requests to the candidate's sandbox (section 17.7).
 
 Hidden tests reach candidate code only through :class:`ProxyClient`: every attribute read, attribute
-write or call becomes a request frame to :mod:`rlvr_lab.verifier.sandbox_server`, which runs the
+write or call becomes a request frame to :mod:`rlvr_lab.verifier.proxy.server`, which runs the
 candidate's code in the sandbox, and the reply is decoded strictly into plain data or a handle
-(:mod:`~rlvr_lab.verifier.proxy_values`, where the rules that keep a verdict honest are). Candidate
-modules become such requests through the import hook of :mod:`~rlvr_lab.verifier.proxy_import`.
+(:mod:`~rlvr_lab.verifier.proxy.values`, where the rules that keep a verdict honest are). Candidate
+modules become such requests through the import hook of :mod:`~rlvr_lab.verifier.proxy.imports`.
 
 Several test threads may call at once: requests carry ids; whichever waiting caller currently holds
 the reader role reads replies and routes each to its caller (leader/follower, so a lone call costs no
@@ -19,10 +19,10 @@ import json
 import threading
 from typing import Any
 
-from rlvr_lab.verifier.backend import Channel
+from rlvr_lab.sandbox.backend import Channel
 from rlvr_lab.verifier import wire
-from rlvr_lab.verifier.proxy_values import CandidateError, RemoteObject, SandboxGone, decode, encode, safe_exception
-from rlvr_lab.verifier.sandbox_server import MAX_FRAME, MAX_MESSAGE
+from rlvr_lab.verifier.proxy.values import CandidateError, RemoteObject, SandboxGone, decode, encode, safe_exception
+from rlvr_lab.verifier.proxy.server import MAX_FRAME, MAX_MESSAGE
 
 #: Bytes of replies one trial may send the trusted runner; past it the channel is closed (the tests fail).
 MAX_REPLY_BYTES = 64 * 1024 * 1024
@@ -33,7 +33,7 @@ _IMMUTABLE = (type(None), bool, int, float, str, bytes)
 
 
 class ProxyClient:
-    """Multiplexed request/reply over a :class:`~rlvr_lab.verifier.backend.Channel` to the sandbox."""
+    """Multiplexed request/reply over a :class:`~rlvr_lab.sandbox.backend.Channel` to the sandbox."""
 
     def __init__(self, channel: Channel):
         self.channel = channel
