@@ -26,21 +26,7 @@ import tempfile
 
 import numpy as np
 
-from rlvr_lab.train.config import PRESETS
-
-
-def default_preset() -> str:
-    """``gpu`` where torch sees CUDA (a Colab GPU runtime), else ``cpu`` (with a hint on a CPU-only Colab)."""
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            return "gpu"
-    except ImportError:
-        pass
-    if "google.colab" in sys.modules:
-        print("Colab without a GPU: Runtime -> Change runtime type -> GPU runs the gpu preset; using cpu")
-    return "cpu"
+from rlvr_lab.train.config import PRESETS, default_preset
 
 
 def choose_preset() -> str:

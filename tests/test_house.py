@@ -91,6 +91,64 @@ def test_the_trainer_api_names_are_objects_not_submodules():
     assert shadowed == []
 
 
+#: The library's layers, lowest first (the README's house table): a module may import its own layer and the
+#: layers below it, never one above. A module belongs to the layer of the longest prefix that names it (the
+#: package itself, ``rlvr_lab``, names only its ``__init__``, so a new top-level module must be placed).
+LAYERS = (
+    ("math", ("rlvr_lab.validation", "rlvr_lab.rewards", "rlvr_lab.advantages", "rlvr_lab.credit",
+              "rlvr_lab.cycle_time", "rlvr_lab.grpo")),
+    ("sandbox", ("rlvr_lab.sandbox",)),
+    ("data", ("rlvr_lab.records", "rlvr_lab.tasks", "rlvr_lab.humaneval", "rlvr_lab.exercise_spec",
+              "rlvr_lab.exercises", "rlvr_lab.checks", "rlvr_lab.claims", "rlvr_lab.recorded", "rlvr_lab.colab",
+              "rlvr_lab.verifier.schema")),
+    ("fleet", ("rlvr_lab.ray_workers",)),
+    ("verifier", ("rlvr_lab.verifier",)),
+    ("policy", ("rlvr_lab.policy",)),
+    ("train", ("rlvr_lab.train",)),
+    ("grading", ("rlvr_lab.grading", "rlvr_lab.grading_admission", "rlvr_lab.grading_sandbox",
+                 "rlvr_lab.grading_worker", "rlvr_lab.grading_ray", "rlvr_lab.notebook_executor")),
+    ("figures", ("rlvr_lab.figures", "rlvr_lab.plots", "rlvr_lab.widgets", "rlvr_lab.dashboard",
+                 "rlvr_lab.chapter_figures", "rlvr_lab.fleet_figures", "rlvr_lab.figure_style",
+                 "rlvr_lab.recorded.figures")),
+    ("faces", ("rlvr_lab", "rlvr_lab.cli", "rlvr_lab.lab_setup", "rlvr_lab.demo", "rlvr_lab.__main__")),
+)
+
+
+def layer_of(module: str) -> int | None:
+    """Index in :data:`LAYERS` of the longest prefix naming ``module``; None when no layer names it."""
+    best = None
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            inside = module.startswith(prefix + ".") and prefix != PACKAGE.name
+            if (module == prefix or inside) and (best is None or len(prefix) > best[1]):
+                best = (index, len(prefix))
+    return None if best is None else best[0]
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """``"a (layer) -> b (layer)"`` for each import of a higher layer, and each module no layer names."""
+    found = []
+    for name, targets in sorted(graph.items()):
+        own = layer_of(name)
+        if own is None:
+            found.append(f"{name}: in no layer of LAYERS")
+            continue
+        found += [f"{name} ({LAYERS[own][0]}) -> {t} ({LAYERS[layer_of(t)][0]})"
+                  for t in sorted(targets) if layer_of(t) is not None and layer_of(t) > own]
+    return found
+
+
+def test_the_layer_check_finds_an_upward_import():
+    graph = {"rlvr_lab.rewards": {"rlvr_lab.train.config"}, "rlvr_lab.train.config": {"rlvr_lab.rewards"},
+             "rlvr_lab.elsewhere": set()}
+    assert upward_imports(graph) == ["rlvr_lab.elsewhere: in no layer of LAYERS",
+                                     "rlvr_lab.rewards (math) -> rlvr_lab.train.config (train)"]
+
+
+def test_every_module_imports_only_its_layer_and_those_below():
+    assert upward_imports(import_graph(modules())) == []
+
+
 #: Length, in lines, past which a module probably holds more than one concept. It is a warning, not a rule:
 #: a split that follows no seam reads worse than one long module (issue 21).
 MAX_LINES = 400

@@ -109,8 +109,8 @@ def config_from_args(args: argparse.Namespace, preset: str) -> TrainConfig:
 
 def run(args) -> int:
     """Build the config from the arguments, train, print the report; returns the exit code."""
-    from rlvr_lab.lab_setup import default_preset
     from rlvr_lab.train import train
+    from rlvr_lab.train.config import default_preset
     from rlvr_lab.train.report import format_report
 
     preset = args.preset or default_preset()

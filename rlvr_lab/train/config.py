@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import sys
 from dataclasses import asdict, dataclass, field, fields, replace
 
 PRESETS = ("ci", "cpu", "gpu")
@@ -251,3 +252,17 @@ def field_docs() -> dict[str, str]:
                 and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str):
             docs[node.target.id] = " ".join(after.value.value.split())
     return docs
+
+
+def default_preset() -> str:
+    """``gpu`` where torch sees CUDA (a Colab GPU runtime), else ``cpu`` (with a hint on a CPU-only Colab)."""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return "gpu"
+    except ImportError:
+        pass
+    if "google.colab" in sys.modules:
+        print("Colab without a GPU: Runtime -> Change runtime type -> GPU runs the gpu preset; using cpu")
+    return "cpu"
