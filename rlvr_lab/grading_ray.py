@@ -1,8 +1,8 @@
-"""Deprecated: moved to :mod:`rlvr_lab.grading.fleet`; this path goes in 0.2."""
+"""Deprecated: moved to :mod:`rlvr_lab.grading.ray_grader`; this path goes in 0.2."""
 
 import warnings
 
-from rlvr_lab.grading.fleet import (  # noqa: F401
+from rlvr_lab.grading.ray_grader import (  # noqa: F401
     REPLACE_S,
     START_S,
     SCRATCH_PREFIX,
@@ -13,5 +13,5 @@ from rlvr_lab.grading.fleet import (  # noqa: F401
 )
 from rlvr_lab.ray_workers import AVOID_S  # noqa: F401
 
-warnings.warn("rlvr_lab.grading_ray moved to rlvr_lab.grading.fleet; the old path goes in 0.2", DeprecationWarning,
+warnings.warn("rlvr_lab.grading_ray moved to rlvr_lab.grading.ray_grader; the old path goes in 0.2", DeprecationWarning,
               stacklevel=2)

@@ -1,6 +1,6 @@
 """Slots on a Ray cluster, with the fleet's faults (section 17.9.5): the one worker pool under both the
 verifier fleet (:class:`~rlvr_lab.verifier.ray_pool.RayVerifierPool`) and the Ray grader
-(:class:`~rlvr_lab.grading.fleet.RayGrader`).
+(:class:`~rlvr_lab.grading.ray_grader.RayGrader`).
 
 :class:`RayWorkers` keeps ``workers`` actors of one class spread over the cluster's machines; each is a
 slot that runs one call at a time. Work waits in a bounded queue on the caller's side, as batches of

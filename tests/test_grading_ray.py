@@ -162,7 +162,7 @@ def test_a_worker_lost_mid_notebook_is_graded_again_elsewhere(cluster, tmp_path)
     assert retried["attempts"] == 2 and retried["node"] in report["nodes"]
     assert sorted(s["attempts"] for s in subs.values()) == [1, 1, 2]
     assert _wait_gone(victims) == [], "the lost actor's sandbox outlived it"
-    from rlvr_lab.grading.fleet import SCRATCH_PREFIX  # its scratch folder was swept by the actor that replaced it
+    from rlvr_lab.grading.ray_grader import SCRATCH_PREFIX  # its scratch folder was swept by the actor that replaced it
 
     assert not glob.glob(os.path.join(tempfile.gettempdir(), f"{SCRATCH_PREFIX}{victims[0][0]}-*"))
 
@@ -171,9 +171,9 @@ def test_a_worker_lost_mid_notebook_is_graded_again_elsewhere(cluster, tmp_path)
 @needs_local_sandbox
 @pytest.mark.slow
 def test_retries_exhausted_is_infra_with_the_reason_never_a_silent_zero(cluster, tmp_path, monkeypatch, capsys):
-    from rlvr_lab.grading import fleet
+    from rlvr_lab.grading import ray_grader
 
-    monkeypatch.setattr(fleet, "RayGrader", functools.partial(fleet.RayGrader, lost_retries=0))
+    monkeypatch.setattr(ray_grader, "RayGrader", functools.partial(ray_grader.RayGrader, lost_retries=0))
     _write(tmp_path, {"ada": (EX1, _append(_load(SOLUTIONS, EX1), SLOW_CELL))})
     parser = argparse.ArgumentParser()
     grading.register(parser.add_subparsers())

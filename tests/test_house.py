@@ -101,7 +101,7 @@ LAYERS = (
     ("data", ("rlvr_lab.records", "rlvr_lab.tasks", "rlvr_lab.humaneval", "rlvr_lab.exercise_spec",
               "rlvr_lab.exercises", "rlvr_lab.checks", "rlvr_lab.claims", "rlvr_lab.recorded", "rlvr_lab.colab",
               "rlvr_lab.verifier.schema")),
-    ("fleet", ("rlvr_lab.ray_workers",)),
+    ("cluster", ("rlvr_lab.ray_workers",)),
     ("verifier", ("rlvr_lab.verifier",)),
     ("policy", ("rlvr_lab.policy",)),
     ("train", ("rlvr_lab.train",)),

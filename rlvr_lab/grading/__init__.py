@@ -4,7 +4,7 @@ A submission is untrusted code, as a candidate patch is for the verifier. :mod:`
 collects and parses notebooks in the grader; :mod:`~rlvr_lab.grading.notebook_sandbox` runs each one in a
 sandbox of its own, where :mod:`~rlvr_lab.grading.notebook_executor` reports values as plain data;
 :mod:`~rlvr_lab.grading.worker` scores them against the key, which never reaches a sandbox;
-:mod:`~rlvr_lab.grading.grader` runs a class in threads or, with :mod:`~rlvr_lab.grading.fleet`, on a
+:mod:`~rlvr_lab.grading.grader` runs a class in threads or, with :mod:`~rlvr_lab.grading.ray_grader`, on a
 Ray cluster, and writes the report. No sandbox ever sees this package: the library a notebook imports is
 staged without it (:func:`~rlvr_lab.grading.notebook_sandbox.stage_library`).
 """

@@ -2,7 +2,7 @@
 
 A class's run: admission and parsing here (:mod:`rlvr_lab.grading.admission`), each notebook graded by
 :func:`~rlvr_lab.grading.worker.grade_notebook` in its own sandbox, in ``workers`` threads or on a Ray
-cluster (:mod:`rlvr_lab.grading.fleet`), then the report as a table, JSON or CSV, and the CLI's exit code.
+cluster (:mod:`rlvr_lab.grading.ray_grader`), then the report as a table, JSON or CSV, and the CLI's exit code.
 A part whose values are wrong and whose notebook shows tampering evidence reads ``tampered``; a static
 scan of the sources is a note and never changes a score.
 """
@@ -81,7 +81,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
     ``ray_address``: grade on a Ray cluster instead of this machine (``"auto"``: the cluster this machine
     joined with ``ray start``; ``"HOST:6379"``): ``workers`` grading slots spread over its machines, each
     notebook in the same sandbox there, the key shipped as data, each notebook's ``node`` in the report
-    (:mod:`rlvr_lab.grading.fleet`; needs the ``fleet`` extra). Admission and parsing stay here either way.
+    (:mod:`rlvr_lab.grading.ray_grader`; needs the ``fleet`` extra). Admission and parsing stay here either way.
     """
     from rlvr_lab.sandbox.backend import SandboxUnavailable
 
@@ -93,7 +93,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
         if not isinstance(ray_address, str) or not ray_address.strip():
             raise ValueError(f"ray_address must be a Ray cluster address such as 'auto' or 'HOST:6379', "
                              f"got {ray_address!r}")
-        from rlvr_lab.grading.fleet import ray_module
+        from rlvr_lab.grading.ray_grader import ray_module
 
         ray_module()  # an ImportError naming the extra, before any work
     key, key_module = load_key(key_dir)
@@ -151,7 +151,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
         _grade_here(jobs, key_data, settings, workers, finish)
         engine["nodes"] = [local_node()]
     else:
-        from rlvr_lab.grading.fleet import RayGrader
+        from rlvr_lab.grading.ray_grader import RayGrader
 
         joined = time.monotonic()
         grader = RayGrader(key_data, settings, workers=workers, address=ray_address)
