@@ -78,13 +78,17 @@ def version_lag(age_s, step_s) -> int:
     """Equation 8 (17.9.4): trainer updates elapsed while a rollout aged, ``floor(tau_admit / T_step)``.
 
     ``age_s`` (>= 0) runs from the first prompt token to admission; ``step_s`` (> 0) is the training step.
+    The quotient is rounded to 9 decimals before the floor, as in :func:`verifier_workers`: an age that is a
+    whole number of steps gives that number (in floats 0.7 / 0.1 is 6.9999999999999991).
 
     >>> version_lag(30, 40), version_lag(90, 40), version_lag(200, 40)
     (0, 2, 5)
+    >>> version_lag(0.7, 0.1), version_lag(0.3, 0.1)
+    (7, 3)
     """
     a = v.nonnegative("age_s", age_s)
     s = v.positive("step_s", step_s)
-    return int(math.floor(a / s))
+    return int(math.floor(round(a / s, 9)))
 
 
 def admit(age_s, step_s, max_lag) -> bool:

@@ -40,6 +40,24 @@ def test_version_lag_and_admission_boundaries():
     assert ct.admit(119.9, 40, 2) and not ct.admit(120, 40, 2)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 10_000), st.integers(0, 6))
+def test_version_lag_is_exact_at_every_whole_number_of_steps(k, step_units, decimals):
+    """An age of exactly ``k`` steps, both typed as decimals (0.7 and 0.1), is a lag of ``k``; a hair less is
+    ``k - 1``. Plain float division gets the first wrong (0.7 / 0.1 = 6.9999999999999991)."""
+    step = step_units / 10**decimals
+    age = float(f"{k * step_units / 10**decimals:.{decimals}f}")
+    assert ct.version_lag(age, step) == k
+    if k > 0:
+        assert ct.version_lag(age - step / 1000, step) == k - 1
+
+
+@pytest.mark.parametrize("age, step, lag", [(0.7, 0.1, 7), (0.3, 0.1, 3), (0.6, 0.2, 3), (1.1, 0.1, 11),
+                                            (0.6999, 0.1, 6), (2.9999999, 1.0, 2)])
+def test_version_lag_at_float_edges(age, step, lag):
+    assert ct.version_lag(age, step) == lag
+
+
 def test_verifier_pool_roundtrip():
     w = ct.verifier_workers(6.4, 2.1, 10.0, 0.75)
     assert ct.verifier_utilization(6.4, 2.1, 10.0, w) <= 0.75

@@ -44,7 +44,7 @@
   // ---- rlvr_lab.cycle_time ------------------------------------------------------------------------
   function cycleTime(h, tm, tt, ta, tr) { return h * (tm + tt) + ta + tr; }
   function poolCapacityPerHour(slots, cyc) { return slots * 3600.0 / cyc; }
-  function versionLag(age, step) { return Math.floor(age / step); }
+  function versionLag(age, step) { return Math.floor(roundTo(age / step, 9)); }
   function admit(age, step, maxLag) { return versionLag(age, step) <= maxLag; }
   function verifierDemand(lam, k, t) { return lam * k * t; }
   function verifierWorkers(lam, k, t, rho) { return Math.ceil(roundTo(verifierDemand(lam, k, t) / rho, 9)); }
