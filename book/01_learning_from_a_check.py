@@ -178,9 +178,10 @@ widgets.contrast_explorer(group_size=8, p=0.05)
 # %% [markdown]
 # The figure below draws the same relation for four group sizes and marks the smallest worked case, a
 # pair of attempts at a 10 % pass rate. Contrast is reliable only at middling pass rates, and the cost per
-# informative group, $G / P_c$ rollouts, explodes at both ends. That cost grows with the group size at every
-# pass rate, so the smallest group is always the cheapest way to buy one informative group; at low pass rates
-# it grows slowly (at $p = 0.05$: about 21 rollouts for $G = 2$, 24 for $G = 8$, 40 for $G = 32$), because
+# informative group, $G / P_c$ rollouts, explodes at both ends. That cost never falls as the group grows: a
+# pair and a triple cost exactly the same at every pass rate (both come to $1/(p(1-p))$), and from three on
+# it grows with every added attempt, so the smallest group is always among the cheapest ways to buy one
+# informative group. At low pass rates it grows slowly (at $p = 0.05$: about 21 rollouts for $G = 2$, 24 for $G = 8$, 40 for $G = 32$), because
 # a small group is then almost always silent. What a larger group buys is contrast in more of the groups a
 # batch holds ($P_c$ = 0.10, 0.34 and 0.81 for those three sizes), not cheaper contrast.
 
@@ -209,7 +210,7 @@ relations.contrast_figure(group_size=2, p=0.10, group_sizes=(2, 8, 16, 32))
 # - Learning needs contrast: a group carries it with probability {eq}`ch1-contrast`, which is zero for
 #   tasks the policy never solves and small at low pass rates unless the group is large (at $p = 0.05$:
 #   0.34 for $G = 8$, 0.81 for $G = 32$, 0.96 for $G = 64$); each informative group then costs more
-#   rollouts, $G / P_c$, which grows with $G$ at every pass rate.
+#   rollouts, $G / P_c$, which never falls as $G$ grows (pairs and triples tie; from three on it rises).
 # - The check has to be protected before it is optimised against.
 #
 # ## Exercises and labs

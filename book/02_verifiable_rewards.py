@@ -147,7 +147,7 @@ print(f"lone (tampered) pass: {tampered_pass:+.2f}   each honest failure: {hones
 # | sealed tests | behaviour on the withheld cases | coverage gaps; tampering if runner or tests are reachable | outcome reward |
 # | compiler / type checker | structural constraints hold | code that compiles and does nothing | gate or partial credit |
 # | tool-call format check | a call parses against its schema | well-formed calls that achieve nothing | small shaping term |
-# | learned process reward model | a learned score per step | text that looks like careful reasoning | shaping only, never where a check exists |
+# | learned process reward model | a learned score per step | text that looks like careful reasoning | shaping; never the deciding score where a check exists |
 # | rubric judge | free-form output against written criteria | length, confidence, keywords | only where nothing executable exists |
 # | human rating | anything a person can inspect | fatigue, surface cues | audit, too costly to be frequent |
 #
@@ -268,9 +268,9 @@ widgets.reward_weights_explorer(w_format=0.2, w_length=0.3)
 #   it, and no penalty undoes a side effect that already happened. Authorization, network isolation and
 #   quotas belong to the harness; reward terms express preferences inside that perimeter.
 # - **Partial credit is a different objective, not a softer one.** Rewarding the fraction of tests passed
-#   (section 17.3.3) changes which behaviour changes earn reinforcement: a candidate that special-cases the
-#   three easy tests now outscores an honest attempt that fails one hard assertion, and a group whose
-#   members all fail still has contrast. Partial credit needs its own ordering analysis like
+#   (section 17.3.3) changes which behaviour earns reinforcement. In a suite of ten tests, a candidate that
+#   special-cases three easy inputs and solves nothing scores 3/10, more than an honest attempt whose one
+#   wrong edge case breaks eight of the tests (2/10); and a group whose members all fail still has contrast. Partial credit needs its own ordering analysis like
 #   {eq}`ch2-ordering` (does every full pass still outrank every partial one?) and its own protection, since
 #   each test is now a separately gameable reward.
 #

@@ -243,9 +243,11 @@ relations.clip_figure(eps_low=0.2, eps_high=0.28, p=0.01)
 #
 # is never negative, is zero exactly when the two probabilities agree, and averages to
 # $\mathrm{KL}(\pi_\theta \,\|\, \pi_{\text{ref}})$ under $\pi_\theta$. The tokens it is averaged over
-# were drawn from the behaviour policy $\pi_{\text{old}}$, not from $\pi_\theta$: on an update's first pass
-# the two coincide, after that the average is an approximation that ignores the ratio $r_{i,t}$ (an
-# importance-weighted version would multiply each term by it). With one or two passes and ratios near 1 the
+# were drawn from the behaviour policy $\pi_{\text{old}}$, not from $\pi_\theta$. The two coincide only on
+# the first pass over rollouts sampled by the current weights. After that pass, and on every pass when the
+# sampler runs ahead of the learner (the `cpu` and `gpu` presets sample the next batch while the current
+# one trains, so each batch is one update old when it is used), the average is an approximation that
+# ignores the ratio $r_{i,t}$ (an importance-weighted version would multiply each term by it). With one or two passes and ratios near 1 the
 # error is small; with many passes, or stale rollouts, the logged KL is not the KL of the current policy. The plain log ratio has the same
 # mean but can be negative for a single token, which would sometimes reward drift. Putting the pieces
 # together, GRPO maximises

@@ -342,8 +342,8 @@ print(
 # | --- | --- | --- | --- |
 # | The declared budget ran out (turns, tokens, episode time) before a solution | the policy's | `fail` | 0 |
 # | One tool call hit its own deadline (say a 30 s sandbox limit) and returned an error | an observation the policy can react to | the episode continues | decided later |
-# | The verifier crashed or was unreachable, and a retry is still possible | infrastructure | `pending` | none yet |
-# | The node was reclaimed or the retries are exhausted | infrastructure | `unknown` | none |
+# | The verifier crashed or was unreachable, or the node was reclaimed, and a retry is still possible | infrastructure | `pending` | none yet |
+# | The same, with no retry left | infrastructure | `unknown` | none |
 #
 # The last two are **censored** rollouts: their reward is missing because of the cluster, not because of the
 # policy. `rlvr_lab` keeps them as `None` and never coerces them. The group rule of the trainer then decides

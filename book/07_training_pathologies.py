@@ -345,8 +345,10 @@ experiments.recorded_clip_figure()
 # pays for it, so the KL term slows the collapse in proportion to $\beta_{\mathrm{KL}}$. What it does not do
 # is set an absolute floor: it pulls towards the *reference's* distribution, so a reference that was already
 # peaked protects little, and a small $\beta_{\mathrm{KL}}$ (0.02 in the course's presets) trades only a
-# little reward for spread. It is also estimated on the tokens the behaviour policy sampled (the $k_3$
-# estimator of {doc}`04_grpo`), so it says nothing about alternatives that are never sampled. Every one of these
+# little reward for spread. It is also estimated only at the tokens the behaviour policy sampled (the $k_3$
+# estimator of {doc}`04_grpo`). Its gradient still reaches the alternatives: through the softmax, moving the
+# sampled token's probability towards the reference's moves every other logit at that position too. What it
+# cannot do is notice an alternative whose probability drifted at a position no rollout visited. Every one of these
 # changes the loss surface and needs a controlled experiment: fixed task distribution and sampling,
 # evaluation on verified task success and token cost, and a watch on the ratio distribution. A smoother loss
 # curve is weak evidence of healthy exploration; only verified completions count.

@@ -50,7 +50,9 @@ if ON_COLAB:
 #
 # Three fresh trials, `rl_trial_01` to `rl_trial_03`, attempt task `pool_repair_01` on fixture
 # `pool_fixture_v1`. They were sampled from the supervised checkpoint `trained_policy_v1`, and each ends in a
-# verdict under the acceptance suite `repair_accept_v1`. The bug is a lost wake-up: a thread waiting in
+# verdict under the fixture's acceptance suite, `repair_accept_v2` (the cells below load it from the manifest:
+# it is the hardened successor of `repair_accept_v1`, which a red team got four wrong repairs through, as
+# {doc}`06_verifier_isolation` tells). The bug is a lost wake-up: a thread waiting in
 # `acquire` is not notified when another thread releases a connection, so it stalls until its timeout although
 # a connection is free.
 #
@@ -434,18 +436,20 @@ print(
 # regressions on failure modes nobody sampled, and higher pass@1 can coexist with unchanged pass@$k$ at large
 # $k$ ({doc}`07_training_pathologies`). The release case rests on held-out recovery fixtures measured three
 # ways: pass@1, pass@$k$ at large $k$, and pass$^k$, the chance that $k$ independent runs *all* pass, which is
-# what a user who relies on the agent repeatedly experiences. (pass@$k$ is estimated without bias from $n \ge k$
-# samples with $c$ passes {cite}`chen2021codex`; the gap between pass@1 and pass@$k$ is the reliability-versus-reach
-# question of {cite}`yue2025rlreasoning`.)
+# what a user who relies on the agent repeatedly experiences. Both are estimated without bias from $n \ge k$
+# samples with $c$ passes: pass@$k$ as $1 - \binom{n-c}{k} / \binom{n}{k}$ {cite}`chen2021codex`, pass$^k$ as
+# $\binom{c}{k} / \binom{n}{k}$. Plugging $\hat p = c/n$ into $p^k$ overestimates pass$^k$ (it is convex in $p$),
+# the warning of {doc}`08_environments_and_rollouts`. The gap between pass@1 and pass@$k$ is the
+# reliability-versus-reach question of {cite}`yue2025rlreasoning`.
 
 # %%
 from rlvr_lab import rewards
 
 n, c = 20, 15  # a held-out fixture sampled 20 times, 15 passes
-p = c / n
 print(
     f"pass@1 = {rewards.pass_at_k(n, c, 1):.2f}, pass@10 = {rewards.pass_at_k(n, c, 10):.3f}, "
-    f"pass^5 = {rewards.pass_hat_k(p, 5):.3f}"
+    f"pass^5 = {rewards.pass_hat_k_unbiased(n, c, 5):.3f} (the plug-in (c/n)^5 would say "
+    f"{rewards.pass_hat_k(c / n, 5):.3f})"
 )
 
 # %% [markdown]
