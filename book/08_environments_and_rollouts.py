@@ -345,44 +345,62 @@ print(f"pass^8 unbiased {rewards.pass_hat_k_unbiased(n, c, 8):.6f} (no 8 of the 
 # candidates are often refused at admission, zero trials but still a slot's time), the wait $W$ from
 # submission to verdict, and, directly, how many verifications are in the system at each moment.
 #
-# `experiments/littles_law.py` trains for a few steps on the one-machine `VerifierPool` and on the
-# `RayVerifierPool` (two Ray nodes on the same machine) and records what the meters saw over the GRPO
-# phase. Training does not fit in the book's build, so the cell below starts from those recorded
-# measurements and recomputes the predictions with the library, side by side.
+# Computed from those sums, the utilization $\lambda S / c$ and $L = \lambda W$ agree with the meter by
+# construction: the same numbers enter both sides. A check of Little's law needs a second witness, so the
+# meter also runs a probe that looks at the pool at random moments (exponential gaps, 20 ms on average) and
+# counts the slots busy and the verifications inside, the way a monitoring agent scrapes two gauges. It never
+# sees an arrival time or a service time.
+#
+# `experiments/littles_law.py` trains for 8 GRPO steps of the `cpu` preset on the one-machine
+# `VerifierPool` and on the `RayVerifierPool` (two Ray nodes on the same machine) and records what the
+# meters saw over the GRPO phase. Training does not fit in the book's build, so the cell below starts from
+# those recorded measurements and recomputes the predictions with the library, beside the probe's means and
+# their standard errors (batch means of consecutive looks).
 
 # %%
 from rlvr_lab import cycle_time
 
-# Recorded by `python experiments/littles_law.py --preset cpu --steps 8 --ray`
-# on the course's 2-core machine (2026-12-01 14:10 UTC, load average up to 8: shared with other jobs).
+# Recorded by `python experiments/littles_law.py --preset cpu --steps 8 --ray` (experiments/results/littles_law.json)
 recorded = {
-    'VerifierPool (2 slots)': dict(workers=2, window_s=185.5, arrival_per_s=4.049, service_s=0.1223,
-        trials=0.635, wait_s=2.8852, utilization=0.2476, in_system_measured=11.682, blocked_s=0.01),
-    'RayVerifierPool (2 slots)': dict(workers=2, window_s=95.3, arrival_per_s=7.883, service_s=0.0377,
-        trials=0.635, wait_s=1.1428, utilization=0.1486, in_system_measured=9.009, blocked_s=0.01),
+    "VerifierPool (2 slots)": dict(workers=2, window_s=161.3, arrival_per_s=4.655, service_s=0.0491,
+        trials=0.635, wait_s=1.1399, looks=6978, rho_probe=0.110, rho_probe_se=0.029,
+        in_system_probe=5.19, in_system_probe_se=1.41),
+    "RayVerifierPool (2 slots)": dict(workers=2, window_s=58.4, arrival_per_s=12.870, service_s=0.0193,
+        trials=0.635, wait_s=0.7080, looks=2657, rho_probe=0.184, rho_probe_se=0.048,
+        in_system_probe=9.03, in_system_probe_se=2.51),
 }
 
-print(f"{'pool':32s} {'lambda/s':>8s} {'S ms':>6s} {'W ms':>6s} | {'rho eq 9':>8s} {'rho meas':>8s} | "
-      f"{'L=lam*W':>7s} {'L meas':>6s} | {'slots@80%':>9s}")
+print(f"{'pool':26s} {'lambda/s':>8s} {'S ms':>5s} {'W ms':>5s} | {'rho eq 9':>8s} {'rho probe':>13s} | "
+      f"{'L=lam*W':>7s} {'L probe':>11s} | {'slots@80%':>9s}")
 for name, m in recorded.items():
     lam, service = m["arrival_per_s"], m["service_s"]
-    rho = cycle_time.verifier_utilization(lam, 1, service, m["workers"])   # lambda K t_v / W, K t_v = S
+    rho = cycle_time.verifier_utilization(lam, 1, service, m["workers"])   # lambda K t_v / c, K t_v = S
     need = cycle_time.verifier_workers(lam, 1, service, 0.8)               # eq (ch8-workers)
-    print(f"{name:32s} {lam:8.2f} {service * 1000:6.1f} {m['wait_s'] * 1000:6.0f} | {rho:8.3f} "
-          f"{m['utilization']:8.3f} | {lam * m['wait_s']:7.2f} {m['in_system_measured']:6.2f} | {need:9d}")
+    print(f"{name:26s} {lam:8.2f} {service * 1000:5.1f} {m['wait_s'] * 1000:5.0f} | {rho:8.3f} "
+          f"{m['rho_probe']:6.3f} ± {m['rho_probe_se']:.3f} | {lam * m['wait_s']:7.2f} "
+          f"{m['in_system_probe']:5.2f} ± {m['in_system_probe_se']:.2f} | {need:9d}")
 
 
 # %% [markdown]
-# The averages agree: the utilization that equation {eq}`ch8-workers` predicts from the measured
-# $\lambda$ and $S$ is the busy fraction the slots logged, and $L = \lambda W$ matches the time-averaged
-# count in the system. Little's law needs no assumption about arrivals or service; it only needs every
-# verification that enters to leave, which the complete-group rule guarantees (a lost verdict comes back as
-# `pending` and is retried, never dropped). What the averages hide is burstiness. The trainer submits a
-# whole batch at once, so $W$ is over twenty times $S$ here: most of a verdict's latency is waiting in
-# the queue, not verifying, at a utilization under one third. Sized for the mean at 80 %, equation
-# {eq}`ch8-workers` asks for a single slot; the course runs two, and still the `cpu` preset overlaps
-# verification with the update so that the learner does not wait out the burst, and bounds the queue at two
-# batches: sized for the burst, not for the mean. On the
-# Ray pool $S$ is measured inside the actor, so the remote call and its scheduling show in $W$, not in $S$
-# (`benchmarks/verifier.py --ray` measures that overhead per verification); across real machines the
-# network adds to it.
+# On the one-machine pool the two witnesses agree: the utilization that equation {eq}`ch8-workers` predicts
+# from $\lambda$ and $S$ (0.114) lies within one standard error of the busy share the probe saw
+# (0.110 ± 0.029), and $L = \lambda W$ (5.31) within one standard error of the count it saw inside
+# (5.19 ± 1.41). Little's law needs no assumption about arrivals or service; it only needs every
+# verification that enters to leave. In the pool every one does: a verification lost with its slot comes
+# back as `pending` and is retried (on the Ray pool, on another slot), and after its last retry it leaves
+# as `unknown`. What
+# the *trainer* then does with an unresolved member is a separate rule, the closure of
+# {doc}`05_multi_turn`: the default, `exclude`, drops that member's whole group from the update, and
+# `wait` resubmits the member until it resolves.
+#
+# On the Ray pool the probe sees more busy time than the prediction (0.184 ± 0.048 against 0.124): $S$ is
+# measured inside the actor, while the probe counts a slot busy from the moment the driver sends the call
+# until the answer is back, so the remote call and its scheduling add to the busy share and to $W$, not to
+# $S$ (`benchmarks/verifier.py --ray` measures that overhead per verification); across real machines the
+# network adds to it. $L$ still agrees (9.11 against 9.03 ± 2.51), since both sides count the whole wait.
+#
+# What the averages hide is burstiness. The trainer submits a whole batch at once, so $W$ is over twenty
+# times $S$ here: most of a verdict's latency is waiting in the queue, not verifying, at a utilization
+# near one tenth. Sized for the mean at 80 %, equation {eq}`ch8-workers` asks for a single slot; the course
+# runs two, and still the `cpu` preset overlaps verification with the update so that the learner does not
+# wait out the burst, and bounds the queue at two batches: sized for the burst, not for the mean.

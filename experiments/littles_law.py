@@ -7,8 +7,9 @@ meter is reset once the warm start has written its checkpoint, so the window is 
 final held-out evaluation). It then prints, side by side, what equation 9 predicts from the measured
 arrival rate and service time per verification
 (:func:`rlvr_lab.cycle_time.verifier_utilization`, :func:`~rlvr_lab.cycle_time.verifier_workers`) and
-what the pool measured: utilization from busy slot-seconds, Little's ``L = lambda W`` against the
-time-averaged count in the system, and the mean wait against the mean service time. Results go to
+Little's ``L = lambda W``, against what the meter's probe observed on its own: the share of slots busy and
+the verifications inside, looked at at random moments (with standard errors). The mean wait is set
+against the mean service time. Results go to
 ``--json`` (default ``experiments/results/littles_law.json``, read by chapter 8).
 
     .venv/bin/python experiments/littles_law.py [--preset ci] [--steps 6] [--workers 2] [--ray]
@@ -101,9 +102,11 @@ def report(row: dict) -> str:
              f"  measured: lambda = {m['arrival_per_s']:.2f} verifications/s, service S = K t_v = "
              f"{m['service_s'] * 1000:.1f} ms (mean trials K = {m['trials']:.2f}), mean wait W = "
              f"{m['wait_s'] * 1000:.0f} ms",
-             f"  {'quantity':34s} {'eq 9 / Little':>14s} {'measured':>10s}",
-             f"  {'utilization rho':34s} {p['utilization']:14.3f} {m['utilization']:10.3f}",
-             f"  {'in the system L = lambda W':34s} {p['in_system']:14.2f} {m['in_system_measured']:10.2f}",
+             f"  {'quantity':34s} {'eq 9 / Little':>14s} {'probe (' + str(m['looks']) + ' looks)':>22s}",
+             f"  {'utilization rho':34s} {p['utilization']:14.3f} "
+             f"{m['utilization_sampled']:14.3f} +- {m['utilization_sampled_se']:.3f}",
+             f"  {'in the system L = lambda W':34s} {p['in_system']:14.2f} "
+             f"{m['in_system_sampled']:14.2f} +- {m['in_system_sampled_se']:.2f}",
              f"  {'workers for rho <= %.1f' % p['target_utilization']:34s} {p['workers_at_target']:14d} "
              f"{row['workers']:10d}",
              f"  mean wait / mean service = {m['wait_s'] / m['service_s']:.1f} (batches arrive at once: "

@@ -53,3 +53,49 @@ def test_ch9_names_the_acceptance_suite_the_fixture_ships():
 
     version = load_fixture("pool_repair_01").checker_version
     assert version == "repair_accept_v2" and f"acceptance suite, `{version}`" in text("09_case_study")
+
+
+def recorded_pools() -> dict:
+    """The ``recorded`` dict of chapter 8's Little's-law cell, read from the chapter's source."""
+    import ast
+
+    tree = ast.parse((BOOK / "08_environments_and_rollouts.py").read_text())
+    node = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "recorded")
+    return eval(compile(ast.Expression(node.value), "ch8", "eval"), {"dict": dict})
+
+
+def test_ch8_littles_law_numbers_come_from_the_recorded_run_and_the_library():
+    import json
+
+    from rlvr_lab import cycle_time
+
+    results = Path(__file__).resolve().parents[1] / "experiments" / "results" / "littles_law.json"
+    rows = {row["pool"]: row["measured"] for row in json.loads(results.read_text())["rows"]}
+    t = text("08_environments_and_rollouts")
+    for name, m in recorded_pools().items():
+        run = rows[name.split(" ")[0]]
+        assert m["arrival_per_s"] == pytest.approx(run["arrival_per_s"], abs=5e-4)
+        assert m["service_s"] == pytest.approx(run["service_s"], abs=5e-5)
+        assert m["wait_s"] == pytest.approx(run["wait_s"], abs=5e-5)
+        assert (m["rho_probe"], m["rho_probe_se"]) == (round(run["utilization_sampled"], 3),
+                                                       round(run["utilization_sampled_se"], 3))
+        assert (m["in_system_probe"], m["in_system_probe_se"]) == (round(run["in_system_sampled"], 2),
+                                                                   round(run["in_system_sampled_se"], 2))
+        rho = cycle_time.verifier_utilization(m["arrival_per_s"], 1, m["service_s"], m["workers"])
+        little = m["arrival_per_s"] * m["wait_s"]
+        assert f"{rho:.3f}" in t and f"{little:.2f}" in t
+        assert f"{m['rho_probe']:.3f} ± {m['rho_probe_se']:.3f}" in t
+        assert f"{m['in_system_probe']:.2f} ± {m['in_system_probe_se']:.2f}" in t
+    local = recorded_pools()["VerifierPool (2 slots)"]
+    rho = cycle_time.verifier_utilization(local["arrival_per_s"], 1, local["service_s"], 2)
+    assert abs(rho - local["rho_probe"]) < local["rho_probe_se"]  # "within one standard error"
+    assert abs(local["arrival_per_s"] * local["wait_s"] - local["in_system_probe"]) < local["in_system_probe_se"]
+
+
+def test_ch8_says_what_the_default_closure_does_with_a_lost_verdict():
+    t = text("08_environments_and_rollouts")
+    assert "retried, never dropped" not in t
+    assert "the default, `exclude`, drops that member's whole group from the update" in t
+    from rlvr_lab.train import TrainConfig
+
+    assert TrainConfig().closure == "exclude"

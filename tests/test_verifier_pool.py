@@ -9,6 +9,7 @@ import time
 import pytest
 
 from rlvr_lab.verifier import Candidate, VerifierPool
+from rlvr_lab.verifier.meter import PoolMeter
 from rlvr_lab.verifier.pool import PoolClosed, PoolFull
 from verifier_helpers import GOOD, candidate, function_fixture, needs_local_sandbox
 
@@ -126,7 +127,8 @@ def test_submit_many_is_one_entry_verified_in_order():
 def test_meter_measures_load_and_littles_law_holds():
     fx = function_fixture()
     with VerifierPool(workers=2, seed=4) as pool:
-        pool.meter.reset()
+        pool.meter.close()
+        pool.meter = PoolMeter(workers=2, probe_gap_s=0.0005, seed=4)  # a probe that looks often enough here
         futures = pool.submit_many([candidate(GOOD + f"\n# {i}\n") for i in range(4)], fx)
         futures += [pool.submit(candidate("def double(x):\n    return x\n"), fx)]
         assert [f.result().outcome for f in futures] == ["pass"] * 4 + ["fail"]
@@ -136,6 +138,40 @@ def test_meter_measures_load_and_littles_law_holds():
     assert load.trial_s == pytest.approx(load.service_s)
     # every candidate arrived and left inside the window: the time-average in the system is lambda * W
     assert load.in_system_measured == pytest.approx(load.in_system, rel=1e-2)
+    # the probe looked on its own and saw slots busy and verifications inside
+    assert load.looks > 0 and 0 < load.utilization_sampled <= 1 and load.in_system_sampled > 0
+
+
+def test_the_probe_counts_busy_slots_and_verifications_inside():
+    """The meter's probe reads the pool's state, not the service-time sums: two looks with one of two slots
+    busy and three verifications inside, two looks with nothing, give rho 0.25 and L 1.5."""
+    meter = PoolMeter(workers=2, probe_gap_s=3600.0)  # the probe thread sleeps; looks are taken by hand
+    try:
+        meter.arrived(3)
+        meter.began()
+        meter.look(), meter.look()
+        meter.ended()
+        submitted = meter.arrived(0)
+        for _ in range(3):
+            meter.served(submitted, 0.0, 0)
+        meter.look(), meter.look()
+        load = meter.snapshot()
+        assert (load.looks, load.utilization_sampled, load.in_system_sampled) == (4, 0.25, 1.5)
+        assert load.utilization == 0.0  # no service time was reported: the sums know nothing of the looks
+    finally:
+        meter.close()
+
+
+def test_the_probe_looks_at_random_moments_and_stops_on_close():
+    meter = PoolMeter(workers=1, probe_gap_s=0.005, seed=1)
+    meter.began()
+    time.sleep(0.3)
+    meter.close()
+    time.sleep(0.05)
+    seen = meter.snapshot().looks
+    time.sleep(0.1)
+    assert seen > 10 and meter.snapshot().looks == seen
+    assert meter.snapshot().utilization_sampled == 1.0
 
 
 def test_the_ray_pool_is_optional():

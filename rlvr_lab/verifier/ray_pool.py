@@ -90,23 +90,35 @@ class Verification(Call):
         self.pool, self.future, self.candidate, self.fixture, self.trials = pool, future, candidate, fixture, trials
         self.admitted = admitted
         self.timeout_s = pool.call_budget(fixture, trials)
+        self.in_slot = False
 
     def start(self) -> bool:
         return self.future.running() or self.future.set_running_or_notify_cancel()
 
     def send(self, actor):
+        self.pool.meter.began()
+        self.in_slot = True
         return actor.verify.remote(self.candidate, self.fixture, self.trials)
+
+    def left_slot(self) -> None:
+        """The slot is no longer busy with this call (the meter's probe counts busy slots)."""
+        if self.in_slot:
+            self.in_slot = False
+            self.pool.meter.ended()
 
     def done(self, result) -> None:
         verdict, service_s = result
+        self.left_slot()
         self.pool.meter.served(self.admitted, service_s, len(verdict.trials))
         self.future.set_result(replace(verdict, attempts=verdict.attempts + self.lost) if self.lost else verdict)
 
     def failed(self, error: BaseException, node: str) -> None:  # bad input and the like
+        self.left_slot()
         self.pool.meter.served(self.admitted, 0.0, 0)
         self.future.set_exception(error)
 
     def on_lost(self, slot: int, node: str, error: str, retried: bool) -> LostAttempt:
+        self.left_slot()
         if not retried:
             self.pool.meter.served(self.admitted, 0.0, 0)
             fx = self.fixture
@@ -227,6 +239,7 @@ class RayVerifierPool(PoolFront):
     def close(self, cancel_pending: bool = False) -> None:
         """Stop accepting work, finish (or cancel) what is queued, stop the actors. Idempotent."""
         self._slots.close(cancel_pending)
+        self.meter.close()
 
     def __enter__(self) -> "RayVerifierPool":
         return self
