@@ -89,7 +89,11 @@ def canvas_rows(report: dict, key_module, roster: tuple | None = None) -> list:
         header.append(columns.get(assignment_name(ex)) or columns.get(titles.get(ex, "")) or assignment_name(ex))
     rubric = RUBRIC_POINTS if "manual" in report else 0.0
     decision = decision_parts(key_module)
-    points = [f"{len(_of(key_module.PARTS, ex)) + rubric * len(_of(decision, ex)):g}" for ex in present]
+    points = []
+    for ex in present:  # the key's parts (and arguments); else what the report says the exercise is out of
+        graded = [s["max"] for subs in groups.values() for s in subs if s.get("exercise") == ex]
+        keyed = len(_of(key_module.PARTS, ex)) + rubric * len(_of(decision, ex))
+        points.append(f"{keyed or max(graded):g}")
     rows = [header, [POINTS_POSSIBLE, "", "", "", ""] + points]
     unknown = []
     for student, subs in groups.items():

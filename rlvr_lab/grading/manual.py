@@ -57,11 +57,9 @@ def decision_parts(key_module) -> dict:
 
 
 def rubrics(key_dir: str) -> dict:
-    """``{part id: rubric text}`` from the reference-solution notebooks of the key folder.
-
-    >>> rubrics("labs/exercises/solutions")["ex1.part_c"][:24]
-    'A good answer: (1) notes'
-    """
+    """``{part id: rubric text}`` from the reference-solution notebooks of the key folder ``key_dir``
+    (a markdown cell ``**Rubric (part c).** ...`` per decision part; ``tests/test_grading_exports.py``
+    reads the course's)."""
     out = {}
     for name in sorted(os.listdir(key_dir)):
         if not (name.endswith(".ipynb") and re.match(r"ex\d+_", name)):
