@@ -284,6 +284,9 @@ def test_canvas_import_has_the_identity_columns_a_points_row_and_one_column_per_
     export.write_text("Name,Login\nada,ada\n")
     with pytest.raises(ValueError, match="not a Canvas gradebook export: its header lacks Student, ID"):
         canvas.read_roster(str(export))
+    with pytest.raises(ValueError, match="canvas roster '.*nope.csv' cannot be read"):  # before any notebook runs
+        grading.exports.load_marks(grading.Outputs(canvas=str(out), canvas_roster=str(tmp_path / "nope.csv")),
+                                   [SOLUTIONS], SOLUTIONS)
 
 
 # ---------------------------------------------------------------- a real class through the CLI

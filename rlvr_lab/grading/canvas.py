@@ -39,9 +39,13 @@ def read_roster(path: str) -> tuple:
     """A Canvas gradebook export: ``(students [{identity column: value}], {assignment name: 'Name (id)'})``.
 
     The ``Points Possible`` row and rows without a Canvas ``ID`` are skipped; a ValueError names a file
-    whose header lacks the identity columns.
+    that cannot be read or whose header lacks the identity columns.
     """
-    with open(path, newline="", encoding="utf-8-sig") as handle:
+    try:
+        handle = open(path, newline="", encoding="utf-8-sig")
+    except OSError as exc:
+        raise ValueError(f"canvas roster {path!r} cannot be read: {exc.strerror}") from None
+    with handle:
         reader = csv.DictReader(handle)
         header = [h.strip() for h in (reader.fieldnames or [])]
         missing = [c for c in IDENTITY if c not in header]

@@ -50,7 +50,14 @@ class Outputs:
 
 def load_marks(outputs: Outputs, submissions, key_dir: str) -> dict:
     """The validated marks of ``outputs.marks`` ({} without one), checked against the students of
-    ``submissions`` before grading: a ValueError names the file, the line and the problem."""
+    ``submissions`` before grading: a ValueError names the file, the line and the problem. A Canvas roster
+    is read here too, so an unreadable one stops the run before any notebook runs."""
+    if outputs.canvas_roster:
+        if not outputs.canvas:
+            raise ValueError("canvas_roster: --canvas-roster needs --canvas OUT (the import file to write)")
+        from rlvr_lab.grading.canvas import read_roster
+
+        read_roster(outputs.canvas_roster)
     if not outputs.marks:
         return {}
     accepted, refused = collect_submissions(submissions, key_dir)

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import replace
 
 from rlvr_lab.grading.admission import (DEFAULT_KEY, collect_submissions, load_key, match_exercise, read_notebook,
                                         static_notes)
@@ -323,7 +324,7 @@ def run(args) -> int:
         print(f"rlvr-lab grade: cannot join the Ray cluster {args.ray_address!r}: {exc}", file=sys.stderr)
         return 3
     if report["sandbox_error"] and outputs.gradescope:
-        outputs = Outputs(**{**outputs.__dict__, "gradescope": None})
+        outputs = replace(outputs, gradescope=None)
     try:
         written = write_outputs(report, outputs, key, marks)
     except ValueError as exc:
