@@ -145,8 +145,11 @@ def test_marks_are_validated_row_by_row_with_the_line_named(tmp_path):
 
 def test_marks_merge_into_totals_and_every_export(tmp_path):
     report = _class()
-    marks = manual.read_marks(_marks(tmp_path, ["ada,ex7,a,2,sharp", "ada,ex7,b,1.5,", "bob,ex7,d,0.5,thin"]), KEY)
+    marks = manual.read_marks(_marks(tmp_path, ["ada,ex7,a,2,sharp", "ada,ex7,b,1.5,", "bob,ex7,d,0.5,thin",
+                                                "bob,ex1,c,2,"]), KEY)
     manual.merge_marks(report, marks, KEY)
+    assert report["manual"].pop("unused") == ["line 5: bob ex1.part_c"]  # bob handed in no ex1: said, not counted
+    del marks[("bob", "ex1.part_c")]
     ada = report["submissions"][0]
     assert ada["parts"]["ex7.part_a.rubric"] == {"score": 2.0, "max": 2.0, "status": "marked", "detail": "sharp",
                                                  "title": "version lags and excluded fraction: written argument",

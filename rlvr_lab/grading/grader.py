@@ -334,6 +334,9 @@ def run(args) -> int:
     print(format_table(report))
     for what, path in written:
         print(f"wrote {what}: {path}")
+    if report.get("manual", {}).get("unused"):
+        print("rlvr-lab grade: marks for a notebook that was not submitted (not counted): "
+              + "; ".join(report["manual"]["unused"][:10]), file=sys.stderr)
     if report.get("manual", {}).get("unmarked"):
         print(f"rlvr-lab grade: {report['manual']['unmarked']} written argument(s) not yet marked (scored 0)",
               file=sys.stderr)

@@ -143,10 +143,12 @@ def merge_marks(report: dict, marks: dict, key_module) -> dict:
 
     A part marked in ``marks`` scores its points with status ``marked`` and the comment as its detail;
     an unmarked one scores 0 of :data:`RUBRIC_POINTS` with status ``unmarked``. Returns ``report``, changed
-    in place; ``report["manual"]`` counts the marks used and the unmarked arguments.
+    in place; ``report["manual"]`` counts the marks used and the unmarked arguments, and lists the marks that
+    found no notebook (``unused``: the student submitted no notebook for that exercise).
     """
     decision = decision_parts(key_module)
     used = unmarked = 0
+    applied = set()
     for student, subs in by_student(report).items():
         for sub in subs:
             parts = {}
@@ -155,6 +157,7 @@ def merge_marks(report: dict, marks: dict, key_module) -> dict:
                 if pid not in decision:
                     continue
                 mark = marks.get((student, pid))
+                applied.add((student, pid))
                 if mark is not None and mark.points is not None:
                     used += 1
                     parts[rubric_id(pid)] = {"score": mark.points, "max": RUBRIC_POINTS, "status": "marked",
@@ -167,7 +170,9 @@ def merge_marks(report: dict, marks: dict, key_module) -> dict:
                                              "title": f"{entry['title']}: written argument", "kind": "rubric"}
             sub["parts"] = parts
             add_totals(sub)
-    report["manual"] = {"rubric_points": RUBRIC_POINTS, "marked": used, "unmarked": unmarked}
+    unused = [f"line {m.row}: {m.student} {m.part_id}" for key, m in sorted(marks.items(), key=lambda kv: kv[1].row)
+              if key not in applied]
+    report["manual"] = {"rubric_points": RUBRIC_POINTS, "marked": used, "unmarked": unmarked, "unused": unused}
     return report
 
 
