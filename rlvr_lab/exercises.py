@@ -263,8 +263,10 @@ EX7 = exercise(
              "when {incorrect_pct} % of candidates are incorrect with q = {q_incorrect:.2f} and the rest correct "
              "with q = {q_correct}.",
              (Answer("workers_all_trials", "integer", "equation 9: W = ceil(lambda K t_v / rho_target) with lambda "
-                     "= {per_step} trajectories per {step_s:g} s step (a float product that should be whole can "
-                     "round up past it: compute it exactly)."),
+                     "= {per_step} trajectories per {step_s:g} s step. Floating-point trap: a product that is "
+                     "mathematically whole can come out a hair above it in floats (0.1 * 3 / 0.3 gives "
+                     "1.0000000000000002), and a ceiling then adds a whole worker; round before the ceiling "
+                     "(ceil(round(x, 9))) or compute in integers or fractions.Fraction."),
               Answer("workers_stop_first", "integer", "replace K by the mixture average of E[N | q] = sum over "
                      "j < K of q^j, each class with its q."))),
         Part("d", "workers from the mean q",

@@ -129,7 +129,7 @@ def test_exact_integers_and_every_reasonable_type_are_accepted_on_both_sides():
     float_ceil = math.ceil(256 / 40 * 3 * 10 / 0.8)
     assert float_ceil == 241  # the float-rounding trap: the key is exact, and says how to avoid it
     problems = key.verify("ex7.part_c", dict(exact, workers_all_trials=float_ceil))
-    assert problems and "exactly" in problems[0]
+    assert problems and "floating-point trap" in problems[0].lower()
     kinds = [{"workers_all_trials": Fraction(240), "workers_stop_first": Decimal("147")},
              {"workers_all_trials": np.int64(240), "workers_stop_first": 147.0}]
     for values in kinds:
@@ -175,3 +175,20 @@ def test_unknown_part_is_a_value_error():
         key.verify("ex9.part_a", {})
     with pytest.raises(ValueError, match="part_id must be one of"):
         checks.part_names("ex9.part_a")
+
+
+def test_exercise_7_hint_names_the_floating_point_trap_and_the_checked_answer_is_240():
+    """ceil(256/40*3*10/0.8) is 241 in floats (the product is 240.00000000000003): the hint a student gets for
+    that value names the trap and both ways out, and the key and the self-check accept exactly 240."""
+    assert 256 / 40 * 3 * 10 / 0.8 == 240.00000000000003 and math.ceil(256 / 40 * 3 * 10 / 0.8) == 241
+    assert [e["expected"] for e in key.expectations("ex7.part_c") if e["name"] == "workers_all_trials"] == [240]
+    right = {"workers_all_trials": 240, "workers_stop_first": 147}
+    assert key.verify("ex7.part_c", right) == [] and checks.self_check("ex7.part_c", right) == []
+    trap = dict(right, workers_all_trials=math.ceil(256 / 40 * 3 * 10 / 0.8))
+    for problems in (key.verify("ex7.part_c", trap), checks.self_check("ex7.part_c", trap)):
+        assert len(problems) == 1 and problems[0].startswith("workers_all_trials is not right")
+        hint = problems[0].lower()
+        assert "floating-point" in hint and "round before the ceiling" in hint
+        assert "integers" in hint and "fraction" in hint
+        assert "240" not in hint and "241" not in hint  # the trap is named, the answer is not
+    assert checks.self_check("ex7.part_c", {"workers_all_trials": 241, "workers_stop_first": 147})

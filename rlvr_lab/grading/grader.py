@@ -2,24 +2,27 @@
 
 A class's run: admission and parsing here (:mod:`rlvr_lab.grading.admission`), each notebook graded by
 :func:`~rlvr_lab.grading.worker.grade_notebook` in its own sandbox, in ``workers`` threads or on a Ray
-cluster (:mod:`rlvr_lab.grading.ray_grader`), then the report as a table, JSON or CSV, and the CLI's exit code.
+cluster (:mod:`rlvr_lab.grading.ray_grader`), then the report as a table and the CLI's exit code; every file it
+writes (JSON, CSV, per-student feedback, Canvas, Gradescope) is :mod:`rlvr_lab.grading.exports`.
 A part whose values are wrong and whose notebook shows tampering evidence reads ``tampered``; a static
 scan of the sources is a note and never changes a score.
 """
 
 from __future__ import annotations
 
-import csv
-import json
 import os
 import statistics
 import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import replace
 
 from rlvr_lab.grading.admission import (DEFAULT_KEY, collect_submissions, load_key, match_exercise, read_notebook,
                                         static_notes)
+from rlvr_lab.grading.exports import Outputs, load_marks, write_csv, write_outputs
+from rlvr_lab.grading.gradescope import Layout, submitter_names
+from rlvr_lab.grading.roster import add_totals, counted, student_of
 from rlvr_lab.grading.worker import (
     GradeSettings,
     GradingSlot,
@@ -85,6 +88,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
     """
     from rlvr_lab.sandbox.backend import SandboxUnavailable
 
+    submissions = [submissions] if isinstance(submissions, str) else list(submissions)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
     if not timeout_s > 0:
@@ -170,9 +174,8 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
               "sandboxes": sorted({i["sandbox"] for i in items if i.get("sandbox")}), **engine,
               "submissions": []}
     for item in sorted(items, key=lambda i: (i["path"], i["outcome"] == "refused")):
-        item["score"] = sum(p["score"] for p in item["parts"].values())
-        item["max"] = sum(p["max"] for p in item["parts"].values())
-        item["percent"] = round(100.0 * item["score"] / item["max"], 1) if item["max"] else 0.0
+        add_totals(item)
+        item["student"] = student_of(item["path"], submissions)
         item.setdefault("tampering", [])
         item["error"] = item["reason"] if item["outcome"] in ("refused", "invalid", "infra") else None
         report["submissions"].append(item)
@@ -219,7 +222,7 @@ def format_table(report: dict) -> str:
                          f"{'':>6}  {entry['detail'][:140]}".rstrip())
         for evidence in sub.get("tampering", [])[:5]:
             lines.append(f"{'':<48} tampering: {evidence[:150]}")
-    graded = [s for s in report["submissions"] if s["outcome"] != "refused" or not s["reason"].startswith("duplicate")]
+    graded = [s for s in report["submissions"] if counted(s)]
     total, most = sum(s["score"] for s in graded), sum(s["max"] for s in graded)
     lines.append(f"total {total}/{most} over {len(graded)} notebooks in {report['elapsed_s']} s "
                  f"(median {report['median_notebook_s']} s per notebook, load {report['load_average']}, "
@@ -232,32 +235,33 @@ def format_table(report: dict) -> str:
     return "\n".join(lines)
 
 
-def write_csv(report: dict, path: str) -> None:
-    """One row per submission and part (a refused or invalid notebook without parts gets one row)."""
-    fields = ["path", "exercise", "part", "score", "max", "status", "detail", "outcome", "reason", "runtime_s",
-              "tampering", "node"]
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=fields)
-        writer.writeheader()
-        for sub in report["submissions"]:
-            base = {"path": sub["path"], "exercise": sub["exercise"] or "", "outcome": sub["outcome"],
-                    "reason": sub["reason"], "runtime_s": sub["runtime_s"], "tampering": " | ".join(sub["tampering"]),
-                    "node": sub.get("node", "")}
-            rows = [dict(base, part=p, score=e["score"], max=e["max"], status=e["status"], detail=e["detail"])
-                    for p, e in sub["parts"].items()] or [dict(base, part="", score=0, max=0, status=sub["outcome"],
-                                                                 detail="")]
-            writer.writerows(rows)
-
-
 def register(subparsers) -> None:
-    """Add ``rlvr-lab grade SUBMISSION... [--key DIR] [--json OUT] [--csv OUT]`` to the CLI."""
+    """Add ``rlvr-lab grade SUBMISSION... [--key DIR] [--json OUT] [--csv OUT] [--feedback DIR] ...`` to the CLI."""
     parser = subparsers.add_parser("grade", help="grade section 17.14 exercise notebooks, each in its own sandbox",
                                    description=__doc__.split("\n\n")[0])
-    parser.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="notebooks or folders of notebooks")
+    parser.add_argument("submissions", nargs="*", metavar="SUBMISSION",
+                        help="notebooks or folders of notebooks (one sub-folder per student names the student)")
     parser.add_argument("--key", default=DEFAULT_KEY, metavar="DIR",
                         help=f"folder of reference-solution notebooks, hidden from submissions (default {DEFAULT_KEY})")
     parser.add_argument("--json", default=None, metavar="OUT", help="also write the full report as JSON")
     parser.add_argument("--csv", default=None, metavar="OUT", help="also write one row per submission and part")
+    parser.add_argument("--feedback", default=None, metavar="DIR",
+                        help="write one feedback file per student, STUDENT.md and STUDENT.html, into DIR")
+    parser.add_argument("--marks", default=None, metavar="FILE",
+                        help="merge the instructor's rubric marks (CSV: student,exercise,part,points,comment; "
+                             "points in [0, 2] or blank) into every total and export")
+    parser.add_argument("--marks-template", default=None, metavar="OUT",
+                        help="write the marks CSV to fill in: one row per student and decision part")
+    parser.add_argument("--canvas", default=None, metavar="OUT", help="write a Canvas gradebook import CSV")
+    parser.add_argument("--canvas-roster", default=None, metavar="FILE",
+                        help="a Canvas gradebook export: matches students and assignment ids for --canvas")
+    parser.add_argument("--gradescope", action="store_true",
+                        help="run as Gradescope's autograder: grade ROOT/submission, write ROOT/results/results.json")
+    parser.add_argument("--gradescope-root", default="/autograder", metavar="ROOT",
+                        help="the autograder folder for --gradescope (default /autograder)")
+    parser.add_argument("--exercises", default="", metavar="EX,EX",
+                        help="with --gradescope: the exercises the assignment asks for (ex1,ex7); a missing "
+                             "notebook shows as failed tests")
     parser.add_argument("--workers", type=int, default=2, help="notebooks executed in parallel (default 2)")
     parser.add_argument("--timeout", type=float, default=120.0, help="budget per notebook in seconds (default 120)")
     parser.add_argument("--backend", default="auto",
@@ -280,28 +284,62 @@ def _ray_address(text: str) -> str:
     return text.strip()
 
 
-def run(args) -> int:
-    """Grade, print the table, write JSON/CSV. Exit 0; 2 for bad arguments or no Ray; 3 if no sandbox (or
-    no cluster) could start; 4 if a notebook stayed ungraded because its grading workers were lost."""
-    key = args.key
+def _plan(args) -> tuple:
+    """``(submissions, key folder, Outputs)`` from the arguments; a ValueError for a contradiction."""
+    key, layout = args.key, Layout(getattr(args, "gradescope_root", "/autograder"))
+    gradescope = getattr(args, "gradescope", False)
+    if gradescope and key == DEFAULT_KEY and os.path.isdir(os.path.join(layout.source, "key")):
+        key = os.path.join(layout.source, "key")  # the key inside the autograder bundle
     if key == DEFAULT_KEY and not os.path.isdir(key):  # run outside the repository root: use the checkout's key
         key = os.path.join(CHECKOUT, DEFAULT_KEY)
+    submissions = list(args.submissions) or ([layout.submission] if gradescope else [])
+    if not submissions:
+        raise ValueError("submission: name at least one notebook or folder (or run with --gradescope)")
+    expect = tuple(e.strip() for e in getattr(args, "exercises", "").split(",") if e.strip())
+    outputs = Outputs(json=args.json, csv=args.csv, feedback=getattr(args, "feedback", None),
+                      marks=getattr(args, "marks", None), marks_template=getattr(args, "marks_template", None),
+                      canvas=getattr(args, "canvas", None), canvas_roster=getattr(args, "canvas_roster", None),
+                      gradescope=layout.results if gradescope else None, expect=expect,
+                      submitter=submitter_names(layout) if gradescope else "")
+    return submissions, key, outputs
+
+
+def run(args) -> int:
+    """Grade, print the table, write every output asked for. Exit 0; 2 for bad arguments (a marks file, a
+    roster) or no Ray; 3 if no sandbox (or no cluster) could start; 4 if a notebook stayed ungraded because
+    its grading workers were lost. With ``--gradescope`` a submission without notebooks still gets its
+    ``results.json`` (zero, saying so); a sandbox that cannot start gets none (Gradescope shows the failure)."""
     try:
-        report = grade(args.submissions, key_dir=key, workers=args.workers, timeout_s=args.timeout,
+        submissions, key, outputs = _plan(args)
+        marks = load_marks(outputs, submissions, key)
+        report = grade(submissions, key_dir=key, workers=args.workers, timeout_s=args.timeout,
                        backend=args.backend, progress=not args.no_progress,
                        ray_address=getattr(args, "ray_address", None))
     except (ValueError, ImportError) as exc:
+        if _gradescope_empty(args, exc):
+            return 0
         print(f"rlvr-lab grade: {exc}", file=sys.stderr)
         return 2
     except ConnectionError as exc:  # no Ray cluster at that address
         print(f"rlvr-lab grade: cannot join the Ray cluster {args.ray_address!r}: {exc}", file=sys.stderr)
         return 3
+    if report["sandbox_error"] and outputs.gradescope:
+        outputs = replace(outputs, gradescope=None)
+    try:
+        written = write_outputs(report, outputs, key, marks)
+    except ValueError as exc:
+        print(format_table(report))
+        print(f"rlvr-lab grade: {exc}", file=sys.stderr)
+        return 2
     print(format_table(report))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(report, handle, indent=2, default=str)
-    if args.csv:
-        write_csv(report, args.csv)
+    for what, path in written:
+        print(f"wrote {what}: {path}")
+    if report.get("manual", {}).get("unused"):
+        print("rlvr-lab grade: marks for a notebook that was not submitted (not counted): "
+              + "; ".join(report["manual"]["unused"][:10]), file=sys.stderr)
+    if report.get("manual", {}).get("unmarked"):
+        print(f"rlvr-lab grade: {report['manual']['unmarked']} written argument(s) not yet marked (scored 0)",
+              file=sys.stderr)
     if report["sandbox_error"]:
         print(f"rlvr-lab grade: {report['sandbox_error']}", file=sys.stderr)
         return 3
@@ -311,3 +349,15 @@ def run(args) -> int:
               + ", ".join(lost[:5]), file=sys.stderr)
         return 4
     return 0
+
+
+def _gradescope_empty(args, error: Exception) -> bool:
+    """``--gradescope`` on a submission holding no notebook: write a zero ``results.json`` saying so (True)."""
+    if not getattr(args, "gradescope", False) or "no .ipynb notebook" not in str(error):
+        return False
+    submissions, key, outputs = _plan(args)
+    empty = {"submissions": [], "elapsed_s": 0.0, "sandboxes": []}
+    write_outputs(empty, Outputs(gradescope=outputs.gradescope, expect=outputs.expect, submitter=outputs.submitter),
+                  key, {})
+    print(f"rlvr-lab grade: {error}; wrote a zero results.json: {outputs.gradescope}")
+    return True
