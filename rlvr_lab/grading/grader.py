@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from rlvr_lab.grading.admission import (DEFAULT_KEY, collect_submissions, load_key, match_exercise, read_notebook,
                                         static_notes)
+from rlvr_lab.grading.code_parts import ungraded
 from rlvr_lab.grading.worker import (
     GradeSettings,
     GradingSlot,
@@ -169,6 +170,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
               "load_average": [round(x, 2) for x in os.getloadavg()], "sandbox_error": errors[0] if errors else None,
               "sandboxes": sorted({i["sandbox"] for i in items if i.get("sandbox")}), **engine,
               "submissions": []}
+    report["ungraded"] = ungraded({"submissions": items})  # code parts the verifier could not decide
     for item in sorted(items, key=lambda i: (i["path"], i["outcome"] == "refused")):
         item["score"] = sum(p["score"] for p in item["parts"].values())
         item["max"] = sum(p["max"] for p in item["parts"].values())
@@ -282,7 +284,8 @@ def _ray_address(text: str) -> str:
 
 def run(args) -> int:
     """Grade, print the table, write JSON/CSV. Exit 0; 2 for bad arguments or no Ray; 3 if no sandbox (or
-    no cluster) could start; 4 if a notebook stayed ungraded because its grading workers were lost."""
+    no cluster) could start; 4 if a notebook stayed ungraded because its grading workers were lost; 5 if a
+    code part's verdict stayed ``pending``/``unknown`` (listed in the report's ``ungraded``)."""
     key = args.key
     if key == DEFAULT_KEY and not os.path.isdir(key):  # run outside the repository root: use the checkout's key
         key = os.path.join(CHECKOUT, DEFAULT_KEY)
@@ -310,4 +313,8 @@ def run(args) -> int:
         print(f"rlvr-lab grade: {len(lost)} notebook(s) not graded, their grading workers were lost: "
               + ", ".join(lost[:5]), file=sys.stderr)
         return 4
+    if report["ungraded"]:
+        print(f"rlvr-lab grade: {len(report['ungraded'])} code part(s) not graded, the verifier could not decide "
+              "(pending/unknown, 0 points until regraded): " + ", ".join(report["ungraded"][:5]), file=sys.stderr)
+        return 5
     return 0
