@@ -23,7 +23,8 @@ import math
 
 from rlvr_lab.exercise_spec import Answer, Part, exercise
 
-__all__ = ["EX9", "ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "rule_problems", "candidate_source", "is_stub", "check_function"]
+__all__ = ["EX9", "ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "rule_problems", "candidate_source", "borrowed", "is_stub",
+           "check_function"]
 
 #: Modules a function may import: the standard library's numeric helpers.
 ALLOWED_IMPORTS = frozenset({"math", "cmath", "fractions", "decimal", "functools", "itertools", "operator",
@@ -71,6 +72,9 @@ def rule_problems(source: str) -> list:
         elif isinstance(node, ast.Name) and _dunder(node.id) or isinstance(node, ast.Attribute) and _dunder(node.attr):
             out.append(f"line {node.lineno} uses {getattr(node, 'id', None) or node.attr}: no dunder names or "
                        "attributes")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _dunder(node.name):
+            out.append(f"line {node.lineno} defines {node.name}: no dunder names or attributes (return plain "
+                       "numbers and lists)")
         elif isinstance(node, ast.alias) and _dunder(node.name.split(".")[-1]):
             out.append(f"line {getattr(node, 'lineno', '?')} imports {node.name}: no dunder names or attributes")
     return out
@@ -113,6 +117,28 @@ def candidate_source(cells, names) -> tuple:
                 first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
                 parts.append("\n".join(lines[first - 1:node.end_lineno]))
     return "\n".join(parts), ""
+
+
+def borrowed(cells, names) -> list:
+    """Which of ``names`` some cell binds by ``import`` or assignment instead of ``def`` (a function taken, not
+    written: ``from rlvr_lab.rewards import pass_at_k``).
+
+    >>> borrowed(["from rlvr_lab.rewards import pass_at_k", "admit = print"], ("pass_at_k", "admit", "f"))
+    ['pass_at_k', 'admit']
+    """
+    bound = set()
+    for source in cells:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                bound |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return [n for n in names if n in bound]
 
 
 def is_stub(source: str, name: str) -> bool:

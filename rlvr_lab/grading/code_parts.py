@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import time
 
-from rlvr_lab.exercise_code import candidate_source, is_stub, rule_problems
+from rlvr_lab.exercise_code import borrowed, candidate_source, is_stub, rule_problems
 
 #: The module the candidate's cell becomes in the fixture (the hidden tests import it).
 MODULE = "solution"
@@ -63,6 +63,10 @@ def grade_code_part(part_id: str, part, cells, test_file: str, test_text: str, t
     names = part.names
     source, missing = candidate_source(cells, names)
     if source is None:
+        taken = borrowed(cells, names)
+        if taken:
+            return _entry(part.title, "refused", f"{', '.join(taken)} is imported or assigned, not written with "
+                          "def: the part asks you to write the function")
         return _entry(part.title, "unanswered", missing)
     stubs = [n for n in names if is_stub(source, n)]
     if stubs:
