@@ -217,7 +217,8 @@ def grade_notebook(job: NotebookJob, key: KeyData, settings: GradeSettings, slot
         parts = score_parts(slot.module, job.exercise, run, stopped)
         parts.update(score_code_parts(slot.module, job.exercise, [src for _, src in job.cells], dict(key.hidden),
                                       slot.verifier))
-        return {"outcome": run.outcome, "reason": run.reason, "runtime_s": run.runtime_s,
+        code_s = sum(e["verdict"]["seconds"] for e in parts.values() if "verdict" in e)
+        return {"outcome": run.outcome, "reason": run.reason, "runtime_s": run.runtime_s, "code_s": round(code_s, 3),
                 "tampering": list(run.evidence), "cells_run": run.cells_run, "cell_errors": list(run.errors),
                 "parts": parts, "node": slot.node, "sandbox": slot.sandbox}
     finally:
