@@ -11,7 +11,8 @@ no torch and no ``rlvr_lab``, so the library's answer cannot be borrowed -- unde
 The rules are public and the student's self-check applies them too (:func:`check_function`, with the
 spec's public examples only), so a function that would be refused is flagged before submission:
 
-* imports only from :data:`ALLOWED_IMPORTS` (the sandbox has nothing else);
+* imports only from :data:`ALLOWED_IMPORTS` (the sandbox has no third-party package, and the rest of the
+  standard library has no place in these functions);
 * none of :data:`FORBIDDEN_NAMES` (code, files and namespaces are out of an algorithm's reach) and no
   dunder name or attribute (``__import__``, ``__globals__``, ``__builtins__`` ...).
 """
@@ -249,7 +250,8 @@ EX9 = exercise(
              (Answer("pass_at_k", "code", "count the k-subsets with no pass: C(n - c, k) of C(n, k).",
                      stub='def pass_at_k(n, c, k):\n'
                           '    """Unbiased pass@k from n samples with c passes: 1 - C(n - c, k) / C(n, k), a float.\n\n'
-                          '    Integers with 0 <= c <= n and 1 <= k <= n; raise ValueError otherwise (k > n included).\n'
+                          '    Integers with 0 <= c <= n and 1 <= k <= n; raise ValueError otherwise '
+                          '(k > n included).\n'
                           '    """\n'
                           '    raise NotImplementedError("write the unbiased pass@k")',
                      examples=(((10, 3, 1), 0.3), ((10, 3, 5), 0.9166666667), ((5, 0, 2), 0.0), ((5, 5, 2), 1.0),
@@ -259,7 +261,8 @@ EX9 = exercise(
              "`admit(age_s, step_s, max_lag)`, True iff that lag is at most `max_lag`. " + _CODE_RULES,
              (Answer("version_lag", "code", "equation 8: whole training steps elapsed while the rollout aged.",
                      stub='def version_lag(age_s, step_s):\n'
-                          '    """Equation 8: floor(age_s / step_s), an int. age_s >= 0, step_s > 0 (else ValueError)."""\n'
+                          '    """Equation 8: floor(age_s / step_s), an int. age_s >= 0, step_s > 0 '
+                          '(else ValueError)."""\n'
                           '    raise NotImplementedError("write equation 8")',
                      examples=(((90.0, 40.0), 2), ((200.0, 40.0), 5), ((120.0, 40.0), 3), ((10.0, 0.0), ValueError))),
               Answer("admit", "code", "admit while the lag is at most the bound, the bound included.",

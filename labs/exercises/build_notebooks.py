@@ -33,6 +33,18 @@ INTRO = (
     "argument (read by the instructor against the rubric)."
 )
 
+#: The introduction of an exercise whose parts ask for functions (exercise 9).
+CODE_INTRO = (
+    "**How to work.** Replace each stub's `raise NotImplementedError` with your implementation, then run "
+    "the check cell below it: it runs the part's public examples (the table above the cell) and the "
+    "grader's rules (`math` and the standard library's other numeric helpers only; no `open`, `eval`, "
+    "`getattr` or dunder names) and prints `correct` or raises `CheckFailed` naming the example that "
+    "failed. **Keep the function names and signatures**, and keep each function with the helpers it calls "
+    "in one cell: `rlvr-lab grade` takes that cell (the last one that defines the function) and verifies "
+    "it against hidden tests. Passing the public examples is not passing the hidden tests: try the edge "
+    "cases the docstring names yourself."
+)
+
 SETUP = "from rlvr_lab import checks\nfrom rlvr_lab import rewards, credit, cycle_time"
 
 #: The reference cells, in the order of the specs' exercises and parts: per part (solution source, rubric
@@ -298,8 +310,10 @@ def notebook(exercise, solution: bool) -> dict:
     """Return one exercise notebook (nbformat 4 JSON) in its student or solution version."""
     spec, reference = exercise
     version = "reference solution" if solution else "student notebook"
+    code = all(part.is_code for part in spec.parts)
     cells = [
-        _cell("markdown", f"# {spec.title}\n\n*{version}*\n\n**Givens.** {spec.setting}\n\n{INTRO}"),
+        _cell("markdown", f"# {spec.title}\n\n*{version}*\n\n{spec.setting}\n\n{CODE_INTRO}" if code else
+              f"# {spec.title}\n\n*{version}*\n\n**Givens.** {spec.setting}\n\n{INTRO}"),
         _cell("code", SETUP),
     ]
     for part, (answer, rubric) in zip(spec.parts, reference, strict=True):

@@ -10,7 +10,8 @@ the spec's givens with the library (:mod:`rlvr_lab.rewards`, :mod:`rlvr_lab.cred
 :mod:`rlvr_lab.cycle_time`, :mod:`rlvr_lab.advantages`), and :func:`verify` compares a student's plain
 values with them, by the kind the spec gives each answer. The student-side self-checks
 (:mod:`rlvr_lab.checks`) hold only salted hashes built from it by :func:`self_check_table`; rebuild them
-after editing a given with ``python labs/exercises/solutions/exercise_key.py``.
+after editing a given with ``python labs/exercises/solutions/exercise_key.py``. Exercise 9 asks for functions:
+:data:`CODE_PARTS` names its hidden tests (``hidden/``), which the verifier runs (:mod:`rlvr_lab.grading.code_parts`).
 
 Two answers are new computations that the library does not provide, and they are written out here:
 
