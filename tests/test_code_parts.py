@@ -209,6 +209,24 @@ def test_pending_and_unknown_verdicts_are_reported_ungraded_never_a_silent_zero_
     assert entry["status"] == "unknown" and entry["graded"] is False and "no sandbox here" in entry["detail"]
 
 
+def test_rlvr_lab_grade_exits_5_naming_an_undecided_code_part(monkeypatch, capsys):
+    import argparse
+
+    from rlvr_lab.grading import grader
+
+    parts = score_code_parts(key, "ex9", [HONEST[p] for p in HONEST], HIDDEN, _Stuck())
+    report = {"submissions": [{"path": "ada/ex9.ipynb", "exercise": "ex9", "score": 0, "max": 4, "outcome": "completed",
+                               "reason": "", "runtime_s": 1.0, "parts": parts}], "elapsed_s": 1.0,
+              "median_notebook_s": 1.0, "load_average": [0, 0, 0], "sandboxes": ["local"], "sandbox_error": None,
+              "faults": []}
+    report["ungraded"] = ungraded(report)
+    monkeypatch.setattr(grader, "grade", lambda *a, **k: report)
+    args = argparse.Namespace(key="k", submissions=["s"], workers=1, timeout=1.0, backend="local", no_progress=True,
+                              ray_address=None, json=None, csv=None)
+    assert grader.run(args) == 5
+    assert "4 code part(s) not graded" in capsys.readouterr().err
+
+
 # ---------------------------------------------------------------- in the verifier's sandbox
 
 
