@@ -11,8 +11,9 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # Lab notebooks size themselves from this preset; CI and tests run the small one.
 os.environ.setdefault("RLVR_LAB_PRESET", "ci")
 
-# nbval collects the lab notebooks and the exercise *solutions*; student notebooks are graded, not tested.
+# nbval collects the lab notebooks and the exercise *solutions*; student notebooks are graded, not tested, and
+# the hidden tests of exercise 9 run only in the verifier, against a student's function.
 # The labs' jupytext twins (labs/lab*.py) hold the same cells as their notebooks: nbval runs the notebooks,
 # and --doctest-modules must not import (run) the twins.
-collect_ignore_glob = ["labs/exercises/student/*", "**/.ipynb_checkpoints/*", "rlvr_lab/fixtures/*", "book/*",
-                       "labs/lab*.py"]
+collect_ignore_glob = ["labs/exercises/student/*", "labs/exercises/solutions/hidden/*", "**/.ipynb_checkpoints/*",
+                       "rlvr_lab/fixtures/*", "book/*", "labs/lab*.py"]

@@ -32,7 +32,7 @@ from rlvr_lab import exercises
 from rlvr_lab.exercise_spec import ABS_TOL, REL_TOL
 
 __all__ = ["CheckFailed", "answer_hash", "canonical", "redesign_problems", "part_names",
-           "ex1", "ex2", "ex3", "ex4", "ex5", "ex6", "ex7", "ex8"]
+           "ex1", "ex2", "ex3", "ex4", "ex5", "ex6", "ex7", "ex8", "ex9"]
 
 #: PBKDF2 rounds per hash: slows a brute-force search, keeps one check well under a second.
 HASH_ITERATIONS = 20_000
@@ -196,6 +196,29 @@ def redesign_problems(redesign_forks, redesign_m, horizon: int, budget: float, d
     return p
 
 
+def code_problems(part, values: dict) -> list:
+    """Exercise 9: each function of ``part`` on its public examples, and its source against the grader's rules
+    (:func:`rlvr_lab.exercise_code.check_function`). The hidden tests are never here: they stay with the key.
+
+    >>> code_problems(exercises.part("ex9.part_c")[1], {"pass_at_k": None})
+    ['pass_at_k is not a function yet: run the cell that defines it.']
+    """
+    import inspect
+    import linecache
+
+    from rlvr_lab.exercise_code import check_function
+
+    problems: list = []
+    for answer in part.answers:
+        fn = values.get(answer.name)
+        try:  # the whole cell (IPython keeps it in linecache), so that its imports are checked too
+            source = "".join(linecache.getlines(inspect.getsourcefile(fn))) or inspect.getsource(fn)
+        except (OSError, TypeError):  # defined where no source is kept: the rules are checked by the grader
+            source = None
+        problems += check_function(fn, answer.name, answer.examples, source)
+    return problems
+
+
 def _load_table() -> dict:
     global _table
     if _table is None:
@@ -220,6 +243,8 @@ def part_names(part_id: str) -> tuple:
 def self_check(part_id: str, values: dict) -> list:
     """The hints for ``values`` of one part (empty: every value matches the stored hash)."""
     exercise, part = exercises.part(part_id)
+    if part.is_code:  # exercise 9: functions, checked on the public examples only (the grader has the rest)
+        return code_problems(part, values)
     if all(a.kind == "custom" for a in part.answers):  # exercise 5(d): a rule, not a value
         g = exercise.givens
         return redesign_problems(values.get("redesign_forks"), values.get("redesign_m"), g["horizon"], g["budget"],
@@ -254,4 +279,4 @@ def _exercise_checks(exercise) -> type:
                                   **{p.name: _checker(exercise.part_id(p)) for p in exercise.parts}})
 
 
-ex1, ex2, ex3, ex4, ex5, ex6, ex7, ex8 = (_exercise_checks(e) for e in exercises.EXERCISES)
+ex1, ex2, ex3, ex4, ex5, ex6, ex7, ex8, ex9 = (_exercise_checks(e) for e in exercises.EXERCISES)

@@ -16,9 +16,10 @@ __all__ = ["Answer", "Part", "Exercise", "exercise", "number", "REL_TOL", "ABS_T
 REL_TOL = 5e-3
 #: Absolute tolerance for numeric answers near zero.
 ABS_TOL = 1e-6
-#: The kinds of answer: a number within the tolerance, an exact count, True/False, one of some strings, or
-#: ``custom`` (a rule with no single answer, :func:`rlvr_lab.checks.redesign_problems`).
-KINDS = ("number", "integer", "boolean", "choice", "custom")
+#: The kinds of answer: a number within the tolerance, an exact count, True/False, one of some strings,
+#: ``custom`` (a rule with no single answer, :func:`rlvr_lab.checks.redesign_problems`), or ``code`` (a
+#: function the student writes, graded by the course's verifier against hidden tests: :mod:`rlvr_lab.exercise_code`).
+KINDS = ("number", "integer", "boolean", "choice", "custom", "code")
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,13 @@ class Answer:
     """A share in [0, 1]: a value that matches as a percentage gets its own hint."""
     options: tuple = ()
     """The strings a ``choice`` may take."""
+    stub: str = ""
+    """A ``code`` answer's starting cell in the student notebook: the function's signature, its docstring
+    (what it must do, the errors it raises) and ``raise NotImplementedError``."""
+    examples: tuple = ()
+    """A ``code`` answer's public examples, ``(args, expected)``: the self-check calls the function with
+    ``args`` and expects ``expected`` (a number or list of numbers within 1e-6, a bool or int exactly, or
+    an exception class it must raise). The hidden tests are not here: they stay with the key."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,11 @@ class Part:
         """The checked variable names, in call order."""
         return tuple(a.name for a in self.answers)
 
+    @property
+    def is_code(self) -> bool:
+        """The part asks for functions (``code`` answers), graded by the verifier, not for values."""
+        return any(a.kind == "code" for a in self.answers)
+
 
 @dataclass(frozen=True)
 class Exercise:
@@ -84,7 +97,7 @@ class Exercise:
 
     @property
     def id(self) -> str:
-        """``ex1`` ... ``ex8``."""
+        """``ex1`` ... ``ex9``."""
         return self.stem.split("_")[0]
 
     def part_id(self, part: Part) -> str:
@@ -102,6 +115,9 @@ def exercise(stem: str, title: str, summary: str, givens: dict, setting: str, pa
         for a in p.answers:
             if a.kind not in KINDS or (a.kind == "choice") != bool(a.options):
                 raise ValueError(f"{stem} ({p.letter}) {a.name}: kind {a.kind!r} with options {a.options!r}")
+            if (a.kind == "code") != bool(a.stub) or (a.kind == "code") != bool(a.examples):
+                raise ValueError(f"{stem} ({p.letter}) {a.name}: a code answer needs a stub and examples, "
+                                 "and only a code answer has them")
     filled = tuple(replace(p, title=fill(p.title), prompt=fill(p.prompt),
                            answers=tuple(replace(a, hint=fill(a.hint), todo=fill(a.todo)) for a in p.answers))
                    for p in parts)

@@ -4,14 +4,16 @@ From these specs (their form: :mod:`rlvr_lab.exercise_spec`) the student-side se
 (:mod:`rlvr_lab.checks`), the grader's key (``labs/exercises/solutions/exercise_key.py``, which computes the
 expected values from the givens with the library) and the notebooks (``labs/exercises/build_notebooks.py``)
 are built, so each part id, variable name and given is written here only. The reference solutions and the
-rubrics are not here: they stay with the key.
+rubrics are not here: they stay with the key. Exercise 9, whose parts ask for functions rather than values,
+is specified beside the rules its functions obey, in :mod:`rlvr_lab.exercise_code`.
 """
 
 from __future__ import annotations
 
+from rlvr_lab.exercise_code import EX9
 from rlvr_lab.exercise_spec import Answer, Part, exercise, number
 
-__all__ = ["EXERCISES", "part", "part_ids", "EX1", "EX2", "EX3", "EX4", "EX5", "EX6", "EX7", "EX8"]
+__all__ = ["EXERCISES", "part", "part_ids", "EX1", "EX2", "EX3", "EX4", "EX5", "EX6", "EX7", "EX8", "EX9"]
 
 _TRUE_FALSE = ": True/False"
 
@@ -323,7 +325,7 @@ EX8 = exercise(
 )
 
 #: Every exercise of section 17.14, in order.
-EXERCISES = (EX1, EX2, EX3, EX4, EX5, EX6, EX7, EX8)
+EXERCISES = (EX1, EX2, EX3, EX4, EX5, EX6, EX7, EX8, EX9)
 
 
 def part_ids() -> list:

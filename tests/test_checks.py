@@ -172,9 +172,11 @@ def test_checker_prints_on_success_and_raises_a_hint_on_failure(capsys):
 
 def test_unknown_part_is_a_value_error():
     with pytest.raises(ValueError, match="part_id must be one of"):
-        key.verify("ex9.part_a", {})
+        key.verify("ex10.part_a", {})
     with pytest.raises(ValueError, match="part_id must be one of"):
-        checks.part_names("ex9.part_a")
+        checks.part_names("ex10.part_a")
+    with pytest.raises(ValueError, match="graded by the verifier"):
+        key.verify("ex9.part_a", {"group_advantages": None})
 
 
 def test_exercise_7_hint_names_the_floating_point_trap_and_the_checked_answer_is_240():

@@ -33,6 +33,18 @@ INTRO = (
     "argument (read by the instructor against the rubric)."
 )
 
+#: The introduction of an exercise whose parts ask for functions (exercise 9).
+CODE_INTRO = (
+    "**How to work.** Replace each stub's `raise NotImplementedError` with your implementation, then run "
+    "the check cell below it: it runs the part's public examples (the table above the cell) and the "
+    "grader's rules (`math` and the standard library's other numeric helpers only; no `open`, `eval`, "
+    "`getattr` or dunder names) and prints `correct` or raises `CheckFailed` naming the example that "
+    "failed. **Keep the function names and signatures**, and keep each function with the helpers it calls "
+    "in one cell: `rlvr-lab grade` takes that cell (the last one that defines the function) and verifies "
+    "it against hidden tests. Passing the public examples is not passing the hidden tests: try the edge "
+    "cases the docstring names yourself."
+)
+
 SETUP = "from rlvr_lab import checks\nfrom rlvr_lab import rewards, credit, cycle_time"
 
 #: The reference cells, in the order of the specs' exercises and parts: per part (solution source, rubric
@@ -221,6 +233,52 @@ REFERENCE = (
          "enforce the cap with hard termination; any surviving length term needs w_format + w_length < 1 "
          "with len in [0, 1] (here w_length < 0.8), and its effect must be re-measured."),
     ),
+    (  # exercise 9: functions, graded by the verifier against the key's hidden tests
+        ("import math\n\n\n"
+         "def group_advantages(rewards, eps=1e-8):\n"
+         "    \"\"\"Equation 2 for one group: a list of G floats, A_i = (R_i - mean) / (std + eps).\"\"\"\n"
+         "    if len(rewards) == 0:\n"
+         "        raise ValueError(\"rewards must hold at least one reward\")\n"
+         "    if eps < 0:\n"
+         "        raise ValueError(f\"eps must be >= 0, got {eps}\")\n"
+         "    if max(rewards) == min(rewards):  # a tied group: no contrast, zero advantages (never 0 / 0)\n"
+         "        return [0.0] * len(rewards)\n"
+         "    mean = sum(rewards) / len(rewards)\n"
+         "    std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / len(rewards))  # population: divide by G\n"
+         "    return [(r - mean) / (std + eps) for r in rewards]",
+         None),
+        ("def clipped_surrogate(ratios, advantages, eps_low, eps_high):\n"
+         "    \"\"\"Per token, min(r * A, clip(r, 1 - eps_low, 1 + eps_high) * A): a list of floats.\"\"\"\n"
+         "    if len(ratios) != len(advantages):\n"
+         "        raise ValueError(f\"ratios and advantages must have the same length, got {len(ratios)} and \"\n"
+         "                         f\"{len(advantages)}\")\n"
+         "    if not 0 < eps_low < 1 or eps_high < 0:\n"
+         "        raise ValueError(f\"need 0 < eps_low < 1 and eps_high >= 0, got {eps_low} and {eps_high}\")\n"
+         "    low, high = 1.0 - eps_low, 1.0 + eps_high\n"
+         "    return [min(r * a, min(max(r, low), high) * a) for r, a in zip(ratios, advantages)]",
+         None),
+        ("import math\n\n\n"
+         "def pass_at_k(n, c, k):\n"
+         "    \"\"\"Unbiased pass@k from n samples with c passes: 1 - C(n - c, k) / C(n, k), a float.\"\"\"\n"
+         "    if not 0 <= c <= n or not 1 <= k <= n:\n"
+         "        raise ValueError(f\"need 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}\")\n"
+         "    return 1.0 - math.comb(n - c, k) / math.comb(n, k)  # exact integers, one correctly rounded division",
+         None),
+        ("import math\n\n\n"
+         "def version_lag(age_s, step_s):\n"
+         "    \"\"\"Equation 8: floor(age_s / step_s), an int. age_s >= 0, step_s > 0 (else ValueError).\"\"\"\n"
+         "    if step_s <= 0:\n"
+         "        raise ValueError(f\"step_s must be > 0, got {step_s}\")\n"
+         "    if age_s < 0:\n"
+         "        raise ValueError(f\"age_s must be >= 0, got {age_s}\")\n"
+         "    return int(math.floor(age_s / step_s))\n\n\n"
+         "def admit(age_s, step_s, max_lag):\n"
+         "    \"\"\"True iff version_lag(age_s, step_s) <= max_lag (an int >= 0, else ValueError).\"\"\"\n"
+         "    if max_lag < 0 or max_lag != int(max_lag):\n"
+         "        raise ValueError(f\"max_lag must be a whole number >= 0, got {max_lag}\")\n"
+         "    return version_lag(age_s, step_s) <= max_lag",
+         None),
+    ),
 )
 
 #: Each exercise as ``(spec, reference cells)``.
@@ -234,19 +292,38 @@ def _cell(kind: str, source: str) -> dict:
     return cell
 
 
+def _examples(part) -> str:
+    """A code part's public examples as a markdown table (the self-check runs these; the grader, hidden tests)."""
+    if not part.is_code:
+        return ""
+    rows = ["| call | returns |", "| --- | --- |"]
+    for a in part.answers:
+        for args, want in a.examples:
+            shown = f"raises `{want.__name__}`" if isinstance(want, type) else f"`{want!r}`"
+            rows.append(f"| `{a.name}({', '.join(map(repr, args))})` | {shown} |")
+    return ("\n\n**Public examples** (floats within 1e-6; your check cell runs exactly these):\n\n"
+            + "\n".join(rows) + "\n\nThe grader runs hidden tests as well: edge cases and properties checked "
+            "against the library on generated inputs, in the course's verifier.")
+
+
 def notebook(exercise, solution: bool) -> dict:
     """Return one exercise notebook (nbformat 4 JSON) in its student or solution version."""
     spec, reference = exercise
     version = "reference solution" if solution else "student notebook"
+    code = all(part.is_code for part in spec.parts)
     cells = [
-        _cell("markdown", f"# {spec.title}\n\n*{version}*\n\n**Givens.** {spec.setting}\n\n{INTRO}"),
+        _cell("markdown", f"# {spec.title}\n\n*{version}*\n\n{spec.setting}\n\n{CODE_INTRO}" if code else
+              f"# {spec.title}\n\n*{version}*\n\n**Givens.** {spec.setting}\n\n{INTRO}"),
         _cell("code", SETUP),
     ]
     for part, (answer, rubric) in zip(spec.parts, reference, strict=True):
         if part.argued != (rubric is not None):
             raise ValueError(f"{spec.part_id(part)}: a rubric is needed exactly when the part is argued")
-        todo = "\n".join(f"{a.name} = None  # TODO{a.todo}" for a in part.answers)
-        cells.append(_cell("markdown", f"## Part ({part.letter})\n\n{part.prompt}"))
+        if part.is_code:  # exercise 9: the stub of each function, with its public examples above it
+            todo = "\n\n\n".join(a.stub for a in part.answers)
+        else:
+            todo = "\n".join(f"{a.name} = None  # TODO{a.todo}" for a in part.answers)
+        cells.append(_cell("markdown", f"## Part ({part.letter})\n\n{part.prompt}{_examples(part)}"))
         cells.append(_cell("code", answer if solution else todo))
         cells.append(_cell("code", f"checks.{spec.id}.{part.name}({', '.join(part.names)})"))
         if part.argued:

@@ -66,7 +66,7 @@ def load_key(key_dir: str) -> tuple:
     if not os.path.isdir(key_dir):
         raise ValueError(f"key must be a directory of reference-solution notebooks, got {key_dir!r}")
     module = load_key_module(key_dir)
-    exercises = {part.split(".")[0] for part in module.PARTS}
+    exercises = {part.split(".")[0] for part in [*module.PARTS, *getattr(module, "CODE_PARTS", {})]}
     key = {}
     for name in sorted(os.listdir(key_dir)):
         stem = name[:-len(".ipynb")] if name.endswith(".ipynb") else ""

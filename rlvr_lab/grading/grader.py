@@ -20,6 +20,7 @@ from dataclasses import replace
 
 from rlvr_lab.grading.admission import (DEFAULT_KEY, collect_submissions, load_key, match_exercise, read_notebook,
                                         static_notes)
+from rlvr_lab.grading.code_parts import ungraded
 from rlvr_lab.grading.exports import Outputs, load_marks, write_csv, write_outputs
 from rlvr_lab.grading.gradescope import Layout, submitter_names
 from rlvr_lab.grading.roster import add_totals, counted, student_of
@@ -173,6 +174,7 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
               "load_average": [round(x, 2) for x in os.getloadavg()], "sandbox_error": errors[0] if errors else None,
               "sandboxes": sorted({i["sandbox"] for i in items if i.get("sandbox")}), **engine,
               "submissions": []}
+    report["ungraded"] = ungraded({"submissions": items})  # code parts the verifier could not decide
     for item in sorted(items, key=lambda i: (i["path"], i["outcome"] == "refused")):
         add_totals(item)
         item["student"] = student_of(item["path"], submissions)
@@ -307,7 +309,8 @@ def _plan(args) -> tuple:
 def run(args) -> int:
     """Grade, print the table, write every output asked for. Exit 0; 2 for bad arguments (a marks file, a
     roster) or no Ray; 3 if no sandbox (or no cluster) could start; 4 if a notebook stayed ungraded because
-    its grading workers were lost. With ``--gradescope`` a submission without notebooks still gets its
+    its grading workers were lost; 5 if a code part's verdict stayed ``pending``/``unknown`` (listed in the
+    report's ``ungraded``). With ``--gradescope`` a submission without notebooks still gets its
     ``results.json`` (zero, saying so); a sandbox that cannot start gets none (Gradescope shows the failure)."""
     try:
         submissions, key, outputs = _plan(args)
@@ -348,6 +351,10 @@ def run(args) -> int:
         print(f"rlvr-lab grade: {len(lost)} notebook(s) not graded, their grading workers were lost: "
               + ", ".join(lost[:5]), file=sys.stderr)
         return 4
+    if report["ungraded"]:
+        print(f"rlvr-lab grade: {len(report['ungraded'])} code part(s) not graded, the verifier could not decide "
+              "(pending/unknown, 0 points until regraded): " + ", ".join(report["ungraded"][:5]), file=sys.stderr)
+        return 5
     return 0
 
 

@@ -128,7 +128,7 @@ def _watchlist(checks_module):
             items.append((f"{mod.__name__}.{name}", (lambda m=mod, n=name: getattr(m, n, None)), getattr(mod, name)))
     if checks_module is not None:
         items.append(("sys.modules['rlvr_lab.checks']", lambda: sys.modules.get("rlvr_lab.checks"), checks_module))
-        for ex in ("ex1", "ex2", "ex3", "ex4", "ex5", "ex6", "ex7", "ex8"):
+        for ex in [n for n in getattr(checks_module, "__all__", ()) if n.startswith("ex")]:
             cls = getattr(checks_module, ex)
             for part in sorted(k for k in vars(cls) if k.startswith("part_")):
                 fn = getattr(cls, part)

@@ -21,9 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlvr_lab.grading.admission import KEY_MODULE
+from rlvr_lab.grading.code_parts import score_code_parts
 
 #: Name the key module is registered under (its dataclasses look their module up by name).
 KEY_MODULE_NAME = "rlvr_exercise_key"
+#: The key folder's folder of hidden tests (exercise 9's code parts).
+HIDDEN_DIR = "hidden"
 _KEYS: dict = {}
 _KEYS_LOCK = threading.Lock()
 
@@ -35,14 +38,23 @@ class KeyData:
     source: str
     """Text of the key folder's ``exercise_key.py``."""
     digest: str
-    """SHA-256 of ``source`` (names the key in reports and in each process's cache)."""
+    """SHA-256 of ``source`` and ``hidden`` (names the key in reports and in each process's cache)."""
+    hidden: tuple = ()
+    """``(file name, text)`` of each hidden test of the code parts (the key folder's ``hidden/test_*.py``)."""
 
     @classmethod
     def from_dir(cls, key_dir: str) -> "KeyData":
-        """Read ``exercise_key.py`` from the key folder (the grader's machine only)."""
+        """Read ``exercise_key.py`` and the hidden tests from the key folder (the grader's machine only)."""
         with open(os.path.join(key_dir, KEY_MODULE), encoding="utf-8") as handle:
             source = handle.read()
-        return cls(source, hashlib.sha256(source.encode()).hexdigest())
+        hidden = []
+        folder = os.path.join(key_dir, HIDDEN_DIR)
+        for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else ():
+            if name.startswith("test_") and name.endswith(".py"):
+                with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                    hidden.append((name, handle.read()))
+        digest = hashlib.sha256("\0".join([source] + [f"{n}\0{t}" for n, t in hidden]).encode()).hexdigest()
+        return cls(source, digest, tuple(hidden))
 
 
 @dataclass(frozen=True)
@@ -130,6 +142,10 @@ def score_parts(key_module, exercise: str, run, stopped: str) -> dict:
         else:
             entry.update(status="unanswered" if unanswered else "wrong", detail=" ".join(problems)[:600])
         out[part_id] = entry
+    for part_id, (part, _) in getattr(key_module, "CODE_PARTS", {}).items():  # graded by the verifier, if it runs
+        if part_id.startswith(exercise + "."):
+            out[part_id] = {"score": 0, "max": 1, "title": part.title, "status": "not run",
+                            "detail": stopped or "not graded"}
     return out
 
 
@@ -150,6 +166,7 @@ class GradingSlot:
 
         self.key, self.settings, self.node = key, settings, node or local_node()
         self.module = key_module(key)
+        self._verifier = None
         self.scratch = tempfile.mkdtemp(prefix=prefix)
         config = SandboxConfig(backend=settings.backend, timeout_s=float(settings.timeout_s),
                                memory_mb=settings.memory_mb)
@@ -160,6 +177,14 @@ class GradingSlot:
             shutil.rmtree(self.scratch, ignore_errors=True)
             raise
 
+    def verifier(self):
+        """This slot's verifier for code parts (exercise 9), started on first use, closed with the slot."""
+        if self._verifier is None:
+            from rlvr_lab.verifier import Verifier
+
+            self._verifier = Verifier(backend=self.settings.backend)
+        return self._verifier
+
     @property
     def sandbox(self) -> str:
         """The backend this slot's sandboxes run on (``local``, ``local-userns``, ``docker``)."""
@@ -168,6 +193,8 @@ class GradingSlot:
     def close(self) -> None:
         try:
             self.runner.close()
+            if self._verifier is not None:
+                self._verifier.close()
         finally:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
@@ -187,10 +214,13 @@ def grade_notebook(job: NotebookJob, key: KeyData, settings: GradeSettings, slot
         names = answer_names(slot.module, job.exercise)
         run = slot.runner.run([src for _, src in job.cells], names, [n for n, _ in job.cells])
         stopped = run.reason if run.outcome != "completed" else ""
-        return {"outcome": run.outcome, "reason": run.reason, "runtime_s": run.runtime_s,
+        parts = score_parts(slot.module, job.exercise, run, stopped)
+        parts.update(score_code_parts(slot.module, job.exercise, [src for _, src in job.cells], dict(key.hidden),
+                                      slot.verifier))
+        code_s = sum(e["verdict"]["seconds"] for e in parts.values() if "verdict" in e)
+        return {"outcome": run.outcome, "reason": run.reason, "runtime_s": run.runtime_s, "code_s": round(code_s, 3),
                 "tampering": list(run.evidence), "cells_run": run.cells_run, "cell_errors": list(run.errors),
-                "parts": score_parts(slot.module, job.exercise, run, stopped), "node": slot.node,
-                "sandbox": slot.sandbox}
+                "parts": parts, "node": slot.node, "sandbox": slot.sandbox}
     finally:
         if own:
             slot.close()

@@ -10,7 +10,8 @@ the spec's givens with the library (:mod:`rlvr_lab.rewards`, :mod:`rlvr_lab.cred
 :mod:`rlvr_lab.cycle_time`, :mod:`rlvr_lab.advantages`), and :func:`verify` compares a student's plain
 values with them, by the kind the spec gives each answer. The student-side self-checks
 (:mod:`rlvr_lab.checks`) hold only salted hashes built from it by :func:`self_check_table`; rebuild them
-after editing a given with ``python labs/exercises/solutions/exercise_key.py``.
+after editing a given with ``python labs/exercises/solutions/exercise_key.py``. Exercise 9 asks for functions:
+:data:`CODE_PARTS` names its hidden tests (``hidden/``), which the verifier runs (:mod:`rlvr_lab.grading.code_parts`).
 
 Two answers are new computations that the library does not provide, and they are written out here:
 
@@ -273,8 +274,16 @@ _ANSWERS = {"ex1": _ex1, "ex2": _ex2, "ex3": _ex3, "ex4": _ex4, "ex5": _ex5, "ex
 
 # ---------------------------------------------------------------- the key's interface
 
-#: Every checked part (:class:`rlvr_lab.exercise_spec.Part`: ``names``, ``title``), keyed by part id, in order.
-PARTS = {e.part_id(p): p for e in exercises.EXERCISES for p in e.parts}
+#: Every part checked by value (:class:`rlvr_lab.exercise_spec.Part`: ``names``, ``title``), keyed by part id,
+#: in order. Exercise 9's parts ask for functions: they are :data:`CODE_PARTS`.
+PARTS = {e.part_id(p): p for e in exercises.EXERCISES for p in e.parts if not p.is_code}
+
+#: Exercise 9's parts, graded by the verifier (:mod:`rlvr_lab.grading.code_parts`): part id -> (Part, the file of
+#: its hidden tests in ``hidden/``, beside this key: never in a notebook, the package or a sandbox).
+CODE_PARTS = {e.part_id(p): (p, f"test_{e.id}_{'admission' if p.letter == 'd' else p.names[0]}.py")
+              for e in exercises.EXERCISES for p in e.parts if p.is_code}
+#: K of the all-pass rule for a code part (every trial draws new generated inputs).
+CODE_TRIALS = 3
 
 
 def verify(part_id: str, values: dict) -> list:
@@ -289,6 +298,8 @@ def verify(part_id: str, values: dict) -> list:
     ["harden_when must be one of ['before', 'after'], got 'whenever'."]
     """
     exercise, part = exercises.part(part_id)
+    if part.is_code:
+        raise ValueError(f"{part_id} asks for functions: it is graded by the verifier (CODE_PARTS), not by value")
     missing = [name for name in part.names if name not in values]
     if missing:
         return [f"no value recorded for {', '.join(missing)}."]
