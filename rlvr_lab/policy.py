@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Iterable
 
@@ -156,6 +157,23 @@ def load_policy(name_or_path: str, device: str = "cpu", dtype: torch.dtype | Non
     return model, tokenizer
 
 
+@contextmanager
+def scoring_mode(model):
+    """Run ``model`` in eval mode inside the block, restoring its mode after (17.5.2, 17.6.1).
+
+    Every log-prob that enters the GRPO loss (sampling's behaviour log-probs, the ratio's numerator in the
+    gradient pass, the reference, the replay check) must come from one and the same function. Train mode
+    is not that function: dropout (0.1 in many pretrained configs) and any other train-time randomness
+    make the ratio noise. Eval mode keeps gradients; it only turns that randomness off.
+    """
+    was = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was)
+
+
 def transformed_logprobs(logits: torch.Tensor, cfg: SamplingConfig,
                          keep: torch.Tensor | None = None) -> torch.Tensor:
     """Log-probs of the sampling distribution: temperature, top-k, top-p, renormalised (17.6.2).
@@ -188,7 +206,8 @@ def transformed_logprobs(logits: torch.Tensor, cfg: SamplingConfig,
 
 def _cache_keyword(model) -> str:
     """transformers >= 5.2x names the KV cache argument ``cache``; older releases ``past_key_values``."""
-    return _cache_keyword_of(type(model))
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model  # a peft model: its base's
+    return _cache_keyword_of(type(base))
 
 
 @functools.lru_cache(maxsize=None)
@@ -221,6 +240,11 @@ def sample(model, prompts: list[list[int]], cfg: SamplingConfig, eos_id: int, pa
     """
     if not prompts or any(len(p) == 0 for p in prompts):
         raise ValueError("prompts must be a non-empty list of non-empty token id lists")
+    with scoring_mode(model):
+        return _sample(model, prompts, cfg, eos_id, pad_id, generator)
+
+
+def _sample(model, prompts, cfg, eos_id, pad_id, generator):
     device = next(model.parameters()).device
     n = len(prompts)
     width = max(len(p) for p in prompts)
@@ -301,7 +325,8 @@ def completion_logprobs(model, sequences: list[list[int]], score_mask: list[list
     ids, attn = pad_batch(sequences, pad_id)
     smask, _ = pad_batch(score_mask, 0)
     ids, attn = ids.to(device), attn.to(device)
-    logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1, :]
+    with scoring_mode(model):
+        logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1, :]
     targets = ids[:, 1:]
     logp_all = transformed_logprobs(logits, cfg, keep=targets)
     logp = logp_all.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
@@ -345,6 +370,12 @@ def shared_prefix_logprobs(model, sequences: list[list[int]], score_mask: list[l
     owner = [prompts.setdefault(tuple(s[:p]), len(prompts)) for s, p in zip(sequences, prefix_lens)]
     p_ids, p_attn = pad_batch([list(k) for k in prompts], pad_id)
     p_ids, p_attn = p_ids.to(device), p_attn.to(device)
+    with scoring_mode(model):
+        return _shared_prefix(model, sequences, score_mask, prefix_lens, cfg, pad_id, prompts, owner, p_ids, p_attn)
+
+
+def _shared_prefix(model, sequences, score_mask, prefix_lens, cfg, pad_id, prompts, owner, p_ids, p_attn):
+    device = p_ids.device
     out = model(input_ids=p_ids, attention_mask=p_attn, use_cache=True)
     index = torch.tensor(owner, dtype=torch.long, device=device)
     cache = _cache_of(out)

@@ -27,6 +27,13 @@ CHOICES = {
 }
 
 
+#: What a preset changes when ``model`` names a pretrained model (a hub id or a folder), unless given:
+#: no SFT warm start (demonstrations in the course's format would only disturb it; ask for a small one
+#: with ``sft_steps`` and ``sft_lr``) and a fine-tuning learning rate (1e-5; typical 5e-6 to 2e-5 for
+#: full fine-tuning of a 0.5B-1.5B model, about 10x more with LoRA).
+PRETRAINED = dict(sft_steps=0, lr=1e-5, sft_lr=1e-5)
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Every knob of one run; saved into each checkpoint's lineage."""
@@ -99,6 +106,11 @@ class TrainConfig:
     and gradient up to float rounding, about half the tokens); off: every row runs in full."""
     std: str = "population"
     """Group std in eq 2: ``population`` (divisor G, the chapter's) or ``sample`` (G - 1, TRL's)."""
+    replay_bound: float = 1e-3
+    """Largest allowed ``replay_max_dev`` (nats): at each update's first pass the sampled tokens of rollouts
+    drawn by the current weights are scored again; a larger deviation stops the run with an error, because
+    then the update scores tokens with a different function than sampling did (dropout or another train-mode
+    difference, a changed tokenizer or sampling config) and every ratio is noise. Float32 gives ~1e-6."""
     max_grad_norm: float = 1.0
     """Global gradient-norm clip. Typical 0.5-1.0."""
     max_lag: int = 1
@@ -176,6 +188,7 @@ class TrainConfig:
             (0 < self.eps_low < 1, "eps_low", "(0, 1)"),
             (self.eps_high >= self.eps_low, "eps_high", ">= eps_low"),
             (self.beta >= 0, "beta", ">= 0"),
+            (self.replay_bound > 0, "replay_bound", "> 0 (nats)"),
             (self.norm_constant >= 0, "norm_constant", ">= 0 (0: the token budget)"),
             (self.norm_constant == 0 or self.engine == "ours", "norm_constant",
              "0 with engine='trl' (TRL's dr_grpo always divides by the token budget)"),
@@ -215,6 +228,8 @@ class TrainConfig:
                         sft_steps=300, sft_batch=64, grpo_steps=80, tasks_per_step=32, eval_samples=8,
                         eval_k=8, verifier_workers=4, overlap=True),
         }[name]
+        if overrides.get("model"):  # a pretrained model: fine-tuning defaults unless a flag says otherwise
+            base.update(PRETRAINED)
         base.update(overrides)
         if base.get("overlap") and "max_lag" not in overrides:
             base["max_lag"] = base.get("passes", cls.passes)

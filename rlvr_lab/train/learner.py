@@ -158,10 +158,15 @@ def grpo_update(learner: Learner, batch: GRPOBatch, config: TrainConfig, samplin
     if config.norm == "constant":
         constant = float(config.norm_constant or config.max_new_tokens * (2 if config.multi_turn else 1))
     diags: dict = {}  # 0-dim tensors until the end: one device sync per update, not one per statistic
-    model.train()
+    # Rows sampled by the weights held now: at pass 0 their recomputed log-probs must replay the recorded ones.
+    fresh = torch.tensor([r.policy_version == learner.version for r in batch.records], device=batch.old_logp.device)
+    model.eval()  # never train mode here: dropout would make the numerator a different function (score())
     for p in range(config.passes):
         logp, mask, logits, logits_mask = score(model, batch.ids, batch.score_mask, batch.prefix_lens, sampling,
                                                 pad_id, config.share_prompt)
+        if p == 0 and bool(fresh.any()):
+            diags["replay_max_dev"] = replay = ((logp.detach() - batch.old_logp).abs() * mask)[fresh].max()
+            check_replay(float(replay), config.replay_bound)
         loss, stats = grpo.grpo_loss(logp, batch.old_logp, batch.ref_logp, batch.advantages, mask, config.eps_low,
                                      config.eps_high, config.beta, norm=config.norm, constant=constant,
                                      checked=False)
@@ -174,7 +179,6 @@ def grpo_update(learner: Learner, batch: GRPOBatch, config: TrainConfig, samplin
         if p == 0:
             with torch.no_grad():
                 diags["entropy"] = grpo.token_entropy(logits.float() / sampling.temperature, logits_mask)
-                diags["replay_max_dev"] = ((logp.detach() - batch.old_logp).abs() * mask).max()
         for k, v in stats.items():
             diags[k if p == config.passes - 1 else f"{k}_pass{p}"] = v
         diags["loss"] = loss.detach()
@@ -184,6 +188,28 @@ def grpo_update(learner: Learner, batch: GRPOBatch, config: TrainConfig, samplin
     diags = {k: _scalar(v) for k, v in diags.items()}
     diags["scored_tokens"] = float(sum(sum(m) for m in batch.score_mask))
     return diags
+
+
+class ReplayMismatch(RuntimeError):
+    """The update's log-probs of freshly sampled tokens differ from the recorded ones by more than the bound."""
+
+
+def check_replay(deviation: float, bound: float) -> None:
+    """Raise :class:`ReplayMismatch` naming the likely causes when ``deviation`` (nats) exceeds ``bound``.
+
+    >>> check_replay(2e-6, 1e-3)
+    >>> check_replay(0.8, 1e-3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rlvr_lab.train.learner.ReplayMismatch: replay deviation 0.8 nats > replay_bound 0.001: ...
+    """
+    if not deviation <= bound:  # NaN trips it too
+        raise ReplayMismatch(
+            f"replay deviation {deviation:.3g} nats > replay_bound {bound:.3g}: the update scores the sampled "
+            "tokens with a different function than sampling did (dropout or another train-mode layer on in "
+            "the gradient pass? a model whose forward depends on torch.is_grad_enabled()? a changed tokenizer "
+            "or sampling config?), so every ratio pi_theta/pi_old would be noise. Fix the cause, or raise "
+            "replay_bound if a 16-bit dtype's rounding alone explains it")
 
 
 def _loose_grpo_update(model, ref_model, optimizer, records: list[RolloutRecord], config: TrainConfig, pad_id: int,
