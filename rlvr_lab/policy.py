@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import functools
 import math
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Iterable
 
 import torch
+
+from rlvr_lab.scoring_mode import scored
 
 PAD, BOS, EOS = "<pad>", "<bos>", "<eos>"
 
@@ -157,23 +158,6 @@ def load_policy(name_or_path: str, device: str = "cpu", dtype: torch.dtype | Non
     return model, tokenizer
 
 
-@contextmanager
-def scoring_mode(model):
-    """Run ``model`` in eval mode inside the block, restoring its mode after (17.5.2, 17.6.1).
-
-    Every log-prob that enters the GRPO loss (sampling's behaviour log-probs, the ratio's numerator in the
-    gradient pass, the reference, the replay check) must come from one and the same function. Train mode
-    is not that function: dropout (0.1 in many pretrained configs) and any other train-time randomness
-    make the ratio noise. Eval mode keeps gradients; it only turns that randomness off.
-    """
-    was = model.training
-    model.eval()
-    try:
-        yield model
-    finally:
-        model.train(was)
-
-
 def transformed_logprobs(logits: torch.Tensor, cfg: SamplingConfig,
                          keep: torch.Tensor | None = None) -> torch.Tensor:
     """Log-probs of the sampling distribution: temperature, top-k, top-p, renormalised (17.6.2).
@@ -224,13 +208,17 @@ def _cache_of(output):
 
 
 @torch.no_grad()
+@scored
 def sample(model, prompts: list[list[int]], cfg: SamplingConfig, eos_id: int, pad_id: int,
-           generator: torch.Generator | None = None) -> list[Sample]:
+           generator: torch.Generator | None = None, stop_ids: tuple[int, ...] = (),
+           stop_strings: tuple[str, ...] = (), decode=None) -> list[Sample]:
     """Sample one completion per prompt with a KV cache, recording behaviour log-probs (17.5.2).
 
     Prompts of unequal length are left-padded; position ids skip the padding. Repeated prompts (a GRPO
     group) are prefilled once and their key/value cache copied to each row. Finished rows keep running
-    on ``pad`` but record nothing. Returns one :class:`Sample` per prompt, in order.
+    on ``pad`` but record nothing. A row also ends at a token of ``stop_ids`` (stop reason ``eos``, as at
+    ``eos_id``) or once ``decode`` of its last tokens contains one of ``stop_strings`` (stop reason
+    ``stop``; the tokens up to it stay recorded). Returns one :class:`Sample` per prompt, in order.
 
     >>> tok = train_tokenizer(["abc def"] * 5, vocab_size=270)
     >>> m = build_model(tok, "tiny")
@@ -240,11 +228,9 @@ def sample(model, prompts: list[list[int]], cfg: SamplingConfig, eos_id: int, pa
     """
     if not prompts or any(len(p) == 0 for p in prompts):
         raise ValueError("prompts must be a non-empty list of non-empty token id lists")
-    with scoring_mode(model):
-        return _sample(model, prompts, cfg, eos_id, pad_id, generator)
-
-
-def _sample(model, prompts, cfg, eos_id, pad_id, generator):
+    if stop_strings and decode is None:
+        raise ValueError("stop_strings need decode (the tokenizer's decode) to be read")
+    ends = (eos_id, *stop_ids)
     device = next(model.parameters()).device
     n = len(prompts)
     width = max(len(p) for p in prompts)
@@ -267,6 +253,9 @@ def _sample(model, prompts, cfg, eos_id, pad_id, generator):
     done = torch.zeros(n, dtype=torch.bool, device=device)
     toks: list[list[int]] = [[] for _ in range(n)]
     lps: list[list[float]] = [[] for _ in range(n)]
+    stopped = [False] * n
+    end_ids = torch.tensor(ends, device=device)
+    window = 1 + max((len(s) for s in stop_strings), default=0)  # tokens enough to hold any stop string
     for _ in range(cfg.max_new_tokens):
         logp = transformed_logprobs(logits, cfg)
         choice = torch.multinomial(logp.exp(), 1, generator=generator).squeeze(-1)
@@ -276,7 +265,11 @@ def _sample(model, prompts, cfg, eos_id, pad_id, generator):
             if not done_now[i]:
                 toks[i].append(ids_now[i])
                 lps[i].append(lps_now[i])
-        done |= choice == eos_id
+                if stop_strings and any(stop in decode(toks[i][-window:]) for stop in stop_strings):
+                    stopped[i] = True
+        done |= torch.isin(choice, end_ids)
+        if stop_strings:
+            done |= torch.tensor(stopped, device=device)
         if bool(done.all()):
             break
         step_ids = torch.where(done, torch.full_like(choice, pad_id), choice).unsqueeze(-1)
@@ -285,8 +278,8 @@ def _sample(model, prompts, cfg, eos_id, pad_id, generator):
                     use_cache=True, **{cache_arg: cache})
         cache, logits = _cache_of(out), out.logits[:, -1, :]
         next_pos = next_pos + 1
-    return [Sample(list(p), t, l, "eos" if t and t[-1] == eos_id else "length")
-            for p, t, l in zip(prompts, toks, lps)]
+    return [Sample(list(p), t, l, "eos" if t and t[-1] in ends else "stop" if stop else "length")
+            for p, t, l, stop in zip(prompts, toks, lps, stopped)]
 
 
 def pad_batch(sequences: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -305,6 +298,7 @@ def pad_batch(sequences: list[list[int]], pad_id: int) -> tuple[torch.Tensor, to
     return ids, mask
 
 
+@scored
 def completion_logprobs(model, sequences: list[list[int]], score_mask: list[list[int]], cfg: SamplingConfig,
                         pad_id: int, with_logits: bool = False):
     """Per-token log-probs of recorded ids under the transformed distribution (17.5.2 numerator, replay).
@@ -325,8 +319,7 @@ def completion_logprobs(model, sequences: list[list[int]], score_mask: list[list
     ids, attn = pad_batch(sequences, pad_id)
     smask, _ = pad_batch(score_mask, 0)
     ids, attn = ids.to(device), attn.to(device)
-    with scoring_mode(model):
-        logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1, :]
+    logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1, :]
     targets = ids[:, 1:]
     logp_all = transformed_logprobs(logits, cfg, keep=targets)
     logp = logp_all.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
@@ -337,6 +330,7 @@ def completion_logprobs(model, sequences: list[list[int]], score_mask: list[list
     return logp, mask
 
 
+@scored
 def shared_prefix_logprobs(model, sequences: list[list[int]], score_mask: list[list[int]], prefix_lens: list[int],
                            cfg: SamplingConfig, pad_id: int):
     """:func:`completion_logprobs` for groups that share a prompt, running each distinct prompt once.
@@ -370,12 +364,6 @@ def shared_prefix_logprobs(model, sequences: list[list[int]], score_mask: list[l
     owner = [prompts.setdefault(tuple(s[:p]), len(prompts)) for s, p in zip(sequences, prefix_lens)]
     p_ids, p_attn = pad_batch([list(k) for k in prompts], pad_id)
     p_ids, p_attn = p_ids.to(device), p_attn.to(device)
-    with scoring_mode(model):
-        return _shared_prefix(model, sequences, score_mask, prefix_lens, cfg, pad_id, prompts, owner, p_ids, p_attn)
-
-
-def _shared_prefix(model, sequences, score_mask, prefix_lens, cfg, pad_id, prompts, owner, p_ids, p_attn):
-    device = p_ids.device
     out = model(input_ids=p_ids, attention_mask=p_attn, use_cache=True)
     index = torch.tensor(owner, dtype=torch.long, device=device)
     cache = _cache_of(out)

@@ -55,7 +55,7 @@ def _records(tok) -> list[RolloutRecord]:
 def test_the_loose_update_form_matches_the_learner_form_bit_for_bit():
     tok = train_tokenizer(["def f(x):\n    return x + 1\n"] * 5, vocab_size=270)
     model = build_model(tok, "tiny", seed=0)
-    config = train.TrainConfig.preset("ci", passes=2, beta=0.04, lr=1e-3)
+    config = train.TrainConfig.preset("ci", passes=2, beta=0.04, lr=1e-3, replay_bound=100.0)  # made-up logps
     sampling = SamplingConfig()
     records = _records(tok)
 

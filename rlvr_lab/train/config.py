@@ -18,6 +18,7 @@ PRESETS = ("ci", "cpu", "gpu")
 #: Allowed values of the string fields that take one of a fixed set (the CLI offers them as choices).
 CHOICES = {
     "dtype": ("float32", "bfloat16", "float16", "auto"),
+    "chat_template": ("auto", "on", "off"),
     "engine": ("ours", "trl"),
     "norm": ("sequence", "constant"),
     "std": ("population", "sample"),
@@ -45,8 +46,9 @@ class TrainConfig:
     device: str = "auto"
     """``auto`` (CUDA when available, else CPU), ``cpu`` or ``cuda``."""
     dtype: str = "float32"
-    """Model dtype: ``float32``, ``bfloat16``, ``float16`` or ``auto`` (bfloat16 on a GPU that supports it,
-    else float32). Log-probs and losses are always computed in float32."""
+    """Compute dtype of the forward passes (autocast): ``float32``, ``bfloat16``, ``float16`` (with loss
+    scaling) or ``auto`` (bfloat16 on a GPU that has it, float16 on one that does not, e.g. a T4, float32 on
+    the CPU). Weights and optimizer state stay float32; log-probs and losses are always float32."""
     engine: str = "ours"
     """``ours`` (this module's GRPO loop) or ``trl`` (TRL's GRPOTrainer with the same verifier reward)."""
     model: str = ""
@@ -55,6 +57,20 @@ class TrainConfig:
     """Size name of :data:`rlvr_lab.policy.MODEL_SIZES` when building from a config."""
     vocab_size: int = 384
     """BPE vocabulary size of the tokenizer trained on the task corpus."""
+    lora_rank: int = 0
+    """LoRA rank r through peft (0: full fine-tuning). Adapters on a frozen base; the KL reference is the
+    same model with adapters off. Typical 8-64 for a 0.5B-7B model; the lr then ~2-10x the full one."""
+    lora_alpha: int = 32
+    """LoRA scale alpha (the update is alpha/r * B A). Typical 2r."""
+    lora_targets: tuple[str, ...] = ("all-linear",)
+    """Module names that get adapters (``all-linear``: every linear layer but the output head)."""
+    chat_template: str = "auto"
+    """``auto``: a tokenizer with a chat template (an instruct model) gets each task as a user turn through
+    ``apply_chat_template`` and answers in a code block; ``on`` requires one; ``off`` sends the raw prompt."""
+    stop_strings: tuple[str, ...] = ()
+    """Sampling stops at the first of these (the candidate is cut before it). Empty: ``\ndef``, ``\nclass``,
+    ``\nif``, ``\nprint(``, ``\n#`` for a pretrained base model, none otherwise. On the command line
+    comma-separated with Python escapes, e.g. ``'\ndef ,\nclass '``."""
 
     families: tuple[str, ...] = ("arith", "affine", "listmap", "listagg", "branch")
     """Task families the GRPO loop trains on and the held-out evaluation covers."""
@@ -110,7 +126,8 @@ class TrainConfig:
     """Largest allowed ``replay_max_dev`` (nats): at each update's first pass the sampled tokens of rollouts
     drawn by the current weights are scored again; a larger deviation stops the run with an error, because
     then the update scores tokens with a different function than sampling did (dropout or another train-mode
-    difference, a changed tokenizer or sampling config) and every ratio is noise. Float32 gives ~1e-6."""
+    difference, a changed tokenizer or sampling config) and every ratio is noise. Float32 gives ~1e-6; under
+    a 16-bit compute dtype the bound is at least 0.05 (rounding alone reaches ~1e-3 there)."""
     max_grad_norm: float = 1.0
     """Global gradient-norm clip. Typical 0.5-1.0."""
     max_lag: int = 1
@@ -189,6 +206,9 @@ class TrainConfig:
             (self.eps_high >= self.eps_low, "eps_high", ">= eps_low"),
             (self.beta >= 0, "beta", ">= 0"),
             (self.replay_bound > 0, "replay_bound", "> 0 (nats)"),
+            (self.lora_rank >= 0 and self.lora_alpha > 0, "lora_rank", ">= 0 with lora_alpha > 0"),
+            (bool(self.lora_targets), "lora_targets", "at least one module name or 'all-linear'"),
+            (all(self.stop_strings), "stop_strings", "non-empty strings"),
             (self.norm_constant >= 0, "norm_constant", ">= 0 (0: the token budget)"),
             (self.norm_constant == 0 or self.engine == "ours", "norm_constant",
              "0 with engine='trl' (TRL's dr_grpo always divides by the token budget)"),

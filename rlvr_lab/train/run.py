@@ -20,6 +20,7 @@ import torch
 from rlvr_lab.policy import SamplingConfig
 from rlvr_lab.tasks import CodeTask, make_suite, split_tasks
 from rlvr_lab.train.config import TrainConfig
+from rlvr_lab.train.precision import Precision, resolve_precision
 from rlvr_lab.train.rollout import VerdictCache
 
 #: The phases a run's wall time is split into (TrainResult.timing).
@@ -63,16 +64,14 @@ def resolve_device(name: str) -> torch.device:
 
 
 def resolve_dtype(name: str, device: torch.device) -> torch.dtype:
-    """``auto`` -> bfloat16 on a GPU that supports it (Ampere and later), else float32.
+    """The compute dtype of ``TrainConfig.dtype`` (``auto``: bfloat16 on a GPU that has it, float16 on
+    one that does not, float32 on the CPU; :func:`~rlvr_lab.train.precision.resolve_precision`). Weights
+    stay float32 whatever it is.
 
     >>> resolve_dtype("auto", torch.device("cpu"))
     torch.float32
     """
-    if name == "auto":
-        if device.type == "cuda" and torch.cuda.is_bf16_supported():
-            return torch.bfloat16
-        return torch.float32
-    return getattr(torch, name)
+    return resolve_precision(name, device).torch_dtype
 
 
 def sampling_of(config: TrainConfig) -> SamplingConfig:
@@ -123,6 +122,8 @@ class Run:
     timer: Timer
     own_pool: bool = True
     by_id: dict[str, CodeTask] = field(default_factory=dict)
+    precision: Precision = Precision()
+    """Compute dtype of the forward passes (float32 master weights; loss scaling for float16)."""
 
     @property
     def warm_dir(self) -> str:
@@ -152,4 +153,5 @@ def setup(config: TrainConfig, pool=None) -> Run:
     pool = open_pool(config) if own_pool else pool
     grader = VerdictCache(pool, cache=config.verdict_cache, timeout_s=config.verify_timeout_s)
     return Run(config, device, suite, split_tasks(suite, "train", config.families), heldout_subset(config, suite),
-               pool, grader, sampling_of(config), timer, own_pool, {t.task_id: t for t in suite})
+               pool, grader, sampling_of(config), timer, own_pool, {t.task_id: t for t in suite},
+               resolve_precision(config.dtype, device))
