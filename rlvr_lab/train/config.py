@@ -117,6 +117,10 @@ class TrainConfig:
     norm_constant: float = 0.0
     """Denominator of ``norm="constant"``: 0 uses the token budget (``max_new_tokens`` x turns); a positive
     number uses that (e.g. the mean completion length, so that only the weighting differs from eq 4)."""
+    micro_batch: int = 0
+    """Rollouts per forward/backward pass of an update (0: the whole batch at once). Gradients accumulate over
+    micro-batches to the same loss (a mean over rollouts); the logits of a 150k-token vocabulary (B x T x V
+    floats) are what fill a GPU, so a pretrained model needs ~4-8 on a 16 GB card."""
     share_prompt: bool = True
     """Score each group's common prompt once and reuse its key/value cache for the G members (same loss
     and gradient up to float rounding, about half the tokens); off: every row runs in full."""
@@ -206,6 +210,7 @@ class TrainConfig:
             (self.eps_high >= self.eps_low, "eps_high", ">= eps_low"),
             (self.beta >= 0, "beta", ">= 0"),
             (self.replay_bound > 0, "replay_bound", "> 0 (nats)"),
+            (self.micro_batch >= 0, "micro_batch", ">= 0 (0: the whole batch)"),
             (self.lora_rank >= 0 and self.lora_alpha > 0, "lora_rank", ">= 0 with lora_alpha > 0"),
             (bool(self.lora_targets), "lora_targets", "at least one module name or 'all-linear'"),
             (all(self.stop_strings), "stop_strings", "non-empty strings"),

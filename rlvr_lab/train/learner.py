@@ -183,32 +183,45 @@ def grpo_update(learner: Learner, batch: GRPOBatch, config: TrainConfig, samplin
     model.eval()  # never train mode here: dropout would make the numerator a different function (score())
     scaler = learner.scaler if learner.scaler is not None and learner.scaler.is_enabled() else None
     params = [q for q in model.parameters() if q.requires_grad]
+    rows = len(batch.records)
+    size = min(config.micro_batch or rows, rows)
     for p in range(config.passes):
-        with learner.precision.autocast():
-            logp, mask, logits, logits_mask = score(model, batch.ids, batch.score_mask, batch.prefix_lens,
-                                                    sampling, pad_id, config.share_prompt)
-        if p == 0 and bool(fresh.any()):
-            diags["replay_max_dev"] = replay = ((logp.detach() - batch.old_logp).abs() * mask)[fresh].max()
-            check_replay(float(replay), replay_limit(config.replay_bound, learner.precision))
-        loss, stats = grpo.grpo_loss(logp, batch.old_logp, batch.ref_logp, batch.advantages, mask, config.eps_low,
-                                     config.eps_high, config.beta, norm=config.norm, constant=constant,
-                                     checked=False)
-        if not torch.isfinite(loss):  # the one check kept per pass: a NaN must never reach the weights
-            raise FloatingPointError(f"GRPO loss is not finite ({float(loss)}) at pass {p}")
         learner.optimizer.zero_grad(set_to_none=True)
+        parts = []
+        for start in range(0, rows, size):  # micro-batches: the loss is a mean over rows, so weight by rows
+            rs = slice(start, start + size)
+            with learner.precision.autocast():
+                logp, mask, logits, logits_mask = score(model, batch.ids[rs], batch.score_mask[rs],
+                                                        batch.prefix_lens[rs], sampling, pad_id, config.share_prompt)
+            width = logp.shape[1]
+            old_logp = batch.old_logp[rs, :width]
+            if p == 0 and bool(fresh[rs].any()):
+                dev = ((logp.detach() - old_logp).abs() * mask)[fresh[rs]].max()
+                diags["replay_max_dev"] = torch.maximum(diags.get("replay_max_dev", dev), dev)
+                check_replay(float(dev), replay_limit(config.replay_bound, learner.precision))
+            loss, stats = grpo.grpo_loss(logp, old_logp, batch.ref_logp[rs, :width], batch.advantages[rs], mask,
+                                         config.eps_low, config.eps_high, config.beta, norm=config.norm,
+                                         constant=constant, checked=False)
+            if not torch.isfinite(loss):  # the one check kept per pass: a NaN must never reach the weights
+                raise FloatingPointError(f"GRPO loss is not finite ({float(loss)}) at pass {p}")
+            if size < rows:
+                loss = loss * (len(batch.ids[rs]) / rows)
+            (loss if scaler is None else scaler.scale(loss)).backward()
+            if p == 0:
+                with torch.no_grad():
+                    stats["entropy"] = grpo.token_entropy(logits.float() / sampling.temperature, logits_mask)
+            parts.append((loss.detach(), stats))
+        loss, stats = parts[0] if len(parts) == 1 else _combine(parts)
         if scaler is None:
-            loss.backward()
             grad_norm = torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm)
             learner.optimizer.step()
-        else:  # float16: scale the loss so small gradients survive, unscale before the clip
-            scaler.scale(loss).backward()
+        else:  # float16: the loss was scaled so small gradients survive; unscale before the clip
             scaler.unscale_(learner.optimizer)
             grad_norm = torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm)
             scaler.step(learner.optimizer)  # skipped when a gradient is inf/NaN; the scale then drops
             scaler.update()
         if p == 0:
-            with torch.no_grad():
-                diags["entropy"] = grpo.token_entropy(logits.float() / sampling.temperature, logits_mask)
+            diags["entropy"] = stats.pop("entropy")
         for k, v in stats.items():
             diags[k if p == config.passes - 1 else f"{k}_pass{p}"] = v
         diags["loss"] = loss.detach()
@@ -233,6 +246,17 @@ def replay_limit(bound: float, precision: Precision) -> float:
     (0.001, 0.05)
     """
     return bound if precision.dtype == "float32" else max(bound, REPLAY_FLOOR_16BIT)
+
+
+def _combine(parts: list) -> tuple[torch.Tensor, dict]:
+    """One pass's loss (the sum of the row-weighted micro-batch losses) and its statistics: token means
+    weighted by each micro-batch's tokens, the token count summed."""
+    tokens = torch.stack([stats["tokens"] for _, stats in parts])
+    combined = {}
+    for key in parts[0][1]:
+        values = torch.stack([stats[key].double() for _, stats in parts])
+        combined[key] = values.sum() if key == "tokens" else (values * tokens).sum() / tokens.sum().clamp(min=1)
+    return torch.stack([loss for loss, _ in parts]).sum(), combined
 
 
 class ReplayMismatch(RuntimeError):
