@@ -208,3 +208,60 @@ def test_a_lora_update_moves_the_adapters_only_and_a_checkpoint_restores_them(qw
         assert path.endswith("step_00000")
     finally:
         run.close()
+
+
+SAMPLE = str(__import__("pathlib").Path(__file__).parents[1] / "rlvr_lab" / "fixtures" / "mbpp" / "sample.jsonl")
+
+
+def test_the_mbpp_loader_reads_a_local_file_in_the_hub_format_and_the_verifier_grades_its_tasks():
+    from rlvr_lab.mbpp import load_problems
+    from rlvr_lab.tasks import mbpp
+    from rlvr_lab.verifier import Verifier
+
+    train_tasks, test_tasks = mbpp(SAMPLE, "train"), mbpp(SAMPLE, "test")
+    assert (len(train_tasks), len(test_tasks)) == (6, 3) and len(mbpp(SAMPLE, "train", limit=2)) == 2
+    assert {t.split for t in train_tasks} == {"train"} and {t.split for t in test_tasks} == {"heldout"}
+    task = test_tasks[-1]  # setup code and three asserts; only the first assert is in the prompt
+    assert task.prompt.endswith("assert my_gcd(12, 18) == HELPER_SIX") and "my_gcd(7, 5)" not in task.prompt
+    hidden = task.fixture.hidden_tests["test_mbpp.py"]
+    assert hidden.startswith("HELPER_SIX = 6\nfrom solution import *") and hidden.count("assert") == 3
+    verifier = Verifier(backend="process")
+    for t in train_tasks + test_tasks:  # the reference code passes; a wrong body fails on the hidden asserts
+        assert verifier.verify(t.candidate(t.solution), t.fixture).outcome == "pass", t.task_id
+    wrong = task.solution.replace("return a", "return a + 1")
+    assert verifier.verify(task.candidate(wrong), task.fixture).outcome == "fail"
+    with pytest.raises(ValueError, match="source"):
+        load_problems("/nonexistent/mbpp.jsonl")
+    with pytest.raises(ValueError, match="split"):
+        load_problems(SAMPLE, "dev")
+
+
+def test_the_t4_preset_names_a_public_instruct_model_with_lora_and_fits_the_card():
+    config = TrainConfig.preset("t4")
+    assert config.model == "Qwen/Qwen2.5-Coder-0.5B-Instruct" and config.lora_rank == 16 and config.dtype == "auto"
+    assert config.tasks == "mbpp" and config.heldout_set == "humaneval" and config.sft_steps == 0
+    assert config.micro_batch and config.lr == 2e-5  # its own lr, not the generic pretrained default
+    assert TrainConfig.preset("ci", model="x").lr == 1e-5 and TrainConfig.preset("ci", model="x", lr=3e-6).lr == 3e-6
+
+
+@pytest.mark.slow
+def test_the_t4_preset_trains_end_to_end_on_a_local_qwen2_with_mbpp_and_humaneval_held_out(qwen_dir, tmp_path):
+    """The preset as a Colab student runs it, with the hub model swapped for a local Qwen2 stand-in and the
+    MBPP hub dataset for the local sample; float16 compute with loss scaling and a float16 frozen base."""
+    from rlvr_lab.train import train
+
+    config = TrainConfig.preset("t4", model=qwen_dir, mbpp_source=SAMPLE, device="cpu", dtype="float16",
+                                out_dir=str(tmp_path / "t4"), grpo_steps=1, tasks_per_step=2, group_size=2,
+                                max_new_tokens=8, heldout_tasks=2, eval_samples=1, eval_k=1, verifier_workers=1,
+                                progress=False, plots=False, lora_alpha=8)
+    result = train(config)
+    for heldout in (result.before, result.after):  # two HumanEval problems, graded by the sandboxed verifier
+        assert heldout["tasks"] == 2 and "pass1_HumanEval" in heldout
+    row = result.metrics[0]
+    assert row["rollouts"] == 4 and row["replay_max_dev"] < 0.05 and math.isfinite(row["loss"])
+    recs = records(tmp_path / "t4")
+    assert {r.task_id.split("/")[0] for r in recs} == {"mbpp"}
+    evals = [json.loads(line) for line in open(tmp_path / "t4" / "metrics.jsonl")]
+    assert evals and "heldout_pass1" in evals[-1]
+    lineage = json.loads((tmp_path / "t4" / "warmstart" / "lineage.json").read_text())
+    assert lineage["config"]["heldout_set"] == "humaneval"

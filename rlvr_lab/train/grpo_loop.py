@@ -27,7 +27,7 @@ from rlvr_lab.train.config import TrainConfig
 from rlvr_lab.train.learner import Learner, build_policy, evaluate, generator_for, grpo_update, make_batch
 from rlvr_lab.train.lora import apply_lora, load_adapters
 from rlvr_lab.train.metrics import MetricsLog, group_outcomes, length_by_outcome
-from rlvr_lab.train.precision import check_master_weights
+from rlvr_lab.train.precision import check_master_weights, weight_dtype
 from rlvr_lab.train.prompting import prompt_format
 from rlvr_lab.train.rollout import (Collection, PolicyHandle, VerdictCache, finish_collect, start_collect,
                                     tokenizer_digest)
@@ -103,12 +103,13 @@ def warm_start(run: Run, bar=None) -> tuple[torch.nn.Module, object, dict]:
     demonstrations), evaluated and saved there."""
     config, timer = run.config, run.timer
     if os.path.exists(os.path.join(run.warm_dir, "lineage.json")):
-        model, tok = load_policy(run.warm_dir, device=str(run.device), dtype=torch.float32)
+        model, tok = load_policy(run.warm_dir, device=str(run.device), dtype=weight_dtype(config, run.precision))
         return model, tok, ckpt.read_lineage(run.warm_dir)["heldout"]
     with timer.phase("sft"):
         model, tok = build_policy(config, run.suite, run.device)
         fmt = prompt_format(config, tok, model)
-        demos = split_tasks(run.suite, "train", config.sft_families) if config.sft_steps else []
+        demos = [] if not config.sft_steps else run.train_tasks if config.tasks == "mbpp" else \
+            split_tasks(run.suite, "train", config.sft_families)
         losses = sft(model, tok, demos, config.sft_steps, config.sft_batch, config.sft_lr, config.seed, progress=bar,
                      fmt=fmt, precision=run.precision)
     with timer.phase("eval"):

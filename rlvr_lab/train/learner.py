@@ -21,7 +21,7 @@ from rlvr_lab.tasks import CodeTask
 from rlvr_lab.train.config import TrainConfig
 from rlvr_lab.train.lora import reference_view
 from rlvr_lab.train.metrics import pass_at_k_summary, per_family_pass1
-from rlvr_lab.train.precision import Precision
+from rlvr_lab.train.precision import Precision, resolve_precision, weight_dtype
 from rlvr_lab.train.prompting import PromptFormat
 from rlvr_lab.train.rollout import PolicyHandle, VerdictCache, collect
 from rlvr_lab.train.run import Run
@@ -30,11 +30,13 @@ def build_policy(config: TrainConfig, suite: list[CodeTask], device: torch.devic
     """(model, tokenizer): loaded from ``config.model`` or built from a config with a BPE tokenizer.
 
     The weights are float32 whatever ``config.dtype`` says: they are the optimizer's master copy, and the
-    forward passes run in the compute dtype under autocast (:mod:`~rlvr_lab.train.precision`)."""
+    forward passes run in the compute dtype under autocast (:mod:`~rlvr_lab.train.precision`); only a
+    LoRA run's frozen base may be 16-bit (:func:`~rlvr_lab.train.precision.weight_dtype`)."""
     from rlvr_lab.policy import train_tokenizer
 
     if config.model:
-        model, tok = load_policy(config.model, device=str(device), dtype=torch.float32)
+        model, tok = load_policy(config.model, device=str(device),
+                                 dtype=weight_dtype(config, resolve_precision(config.dtype, device)))
         return model, tok
     corpus = [t.prompt + t.solution for t in suite if t.split == "train"]
     tok = train_tokenizer(corpus, config.vocab_size)

@@ -77,3 +77,12 @@ def check_master_weights(model) -> None:
     if low:
         raise ValueError(f"trainable parameters must be float32 master weights, got {', '.join(low)}; "
                          "load the model in float32 and set dtype for the compute (autocast)")
+
+
+def weight_dtype(config, precision: Precision) -> torch.dtype:
+    """The dtype the policy's weights are loaded in: float32 master weights for everything the optimizer
+    updates; a LoRA run without SFT updates only its adapters (peft keeps them float32), so its frozen base
+    can be held in the compute dtype (half the memory, no per-step cast)."""
+    if config.lora_rank and not config.sft_steps and precision.dtype != "float32":
+        return precision.torch_dtype
+    return torch.float32

@@ -35,7 +35,8 @@ def demonstration(tokenizer, task: CodeTask, fmt: PromptFormat = PromptFormat())
     from rlvr_lab.train.rollout import prompt_ids
 
     prompt = prompt_ids(tokenizer, prompt_text(tokenizer, task, fmt), bos=not fmt.chat)
-    reply = f"```python\n{task.prompt}{task.solution}```" if fmt.chat else task.solution
+    code = task.prompt + task.solution if task.keep_prompt else task.solution
+    reply = f"```python\n{code}```" if fmt.chat else task.solution
     body = tokenizer(reply, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
     return prompt + body, [0] * len(prompt) + [1] * len(body)
 
