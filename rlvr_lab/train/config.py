@@ -224,6 +224,12 @@ class TrainConfig:
             (self.beta >= 0, "beta", ">= 0"),
             (self.replay_bound > 0, "replay_bound", "> 0 (nats)"),
             (self.micro_batch >= 0, "micro_batch", ">= 0 (0: the whole batch)"),
+            (self.engine == "ours" or not self.multi_turn, "multi_turn",
+             "False with engine='trl' (TRL's trainer samples one turn; use engine='ours')"),
+            (self.engine == "ours" or not self.overlap, "overlap",
+             "False with engine='trl' (TRL's trainer samples and updates in lockstep; pass --no-overlap)"),
+            (self.engine == "ours" or self.micro_batch == 0, "micro_batch",
+             "0 with engine='trl' (use TRL's own gradient accumulation)"),
             (self.lora_rank >= 0 and self.lora_alpha > 0, "lora_rank", ">= 0 with lora_alpha > 0"),
             (bool(self.lora_targets), "lora_targets", "at least one module name or 'all-linear'"),
             (all(self.stop_strings), "stop_strings", "non-empty strings"),
@@ -274,6 +280,8 @@ class TrainConfig:
         }[name]
         if overrides.get("model") and not base.get("model"):  # fine-tuning defaults unless a flag says otherwise
             base.update(PRETRAINED)
+        if overrides.get("engine") == "trl":  # TRL cannot overlap or micro-batch: the preset's choice yields
+            base.update({k: v for k, v in (("overlap", False), ("micro_batch", 0)) if k not in overrides})
         base.update(overrides)
         if base.get("overlap") and "max_lag" not in overrides:
             base["max_lag"] = base.get("passes", cls.passes)
