@@ -56,7 +56,9 @@ class TrainConfig:
     engine: str = "ours"
     """``ours`` (this module's GRPO loop) or ``trl`` (TRL's GRPOTrainer with the same verifier reward)."""
     model: str = ""
-    """Empty: build a tiny model from a config; otherwise a local path or hub id for ``from_pretrained``."""
+    """Empty: build a tiny model from a config; otherwise a local path or hub id for ``from_pretrained``.
+    ``TrainConfig.preset(name, model=...)`` (and ``--model``) then applies :data:`PRETRAINED` (no SFT, lr
+    1e-5) unless those fields are given; the bare dataclass keeps the course model's values."""
     model_size: str = "small"
     """Size name of :data:`rlvr_lab.policy.MODEL_SIZES` when building from a config."""
     vocab_size: int = 384
