@@ -21,6 +21,8 @@ from typing import Iterable
 
 import torch
 
+from rlvr_lab.scoring_mode import scored
+
 PAD, BOS, EOS = "<pad>", "<bos>", "<eos>"
 
 #: Model sizes built from a config: name -> LlamaConfig keyword arguments.
@@ -188,7 +190,8 @@ def transformed_logprobs(logits: torch.Tensor, cfg: SamplingConfig,
 
 def _cache_keyword(model) -> str:
     """transformers >= 5.2x names the KV cache argument ``cache``; older releases ``past_key_values``."""
-    return _cache_keyword_of(type(model))
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model  # a peft model: its base's
+    return _cache_keyword_of(type(base))
 
 
 @functools.lru_cache(maxsize=None)
@@ -205,13 +208,17 @@ def _cache_of(output):
 
 
 @torch.no_grad()
+@scored
 def sample(model, prompts: list[list[int]], cfg: SamplingConfig, eos_id: int, pad_id: int,
-           generator: torch.Generator | None = None) -> list[Sample]:
+           generator: torch.Generator | None = None, stop_ids: tuple[int, ...] = (),
+           stop_strings: tuple[str, ...] = (), decode=None) -> list[Sample]:
     """Sample one completion per prompt with a KV cache, recording behaviour log-probs (17.5.2).
 
     Prompts of unequal length are left-padded; position ids skip the padding. Repeated prompts (a GRPO
     group) are prefilled once and their key/value cache copied to each row. Finished rows keep running
-    on ``pad`` but record nothing. Returns one :class:`Sample` per prompt, in order.
+    on ``pad`` but record nothing. A row also ends at a token of ``stop_ids`` (stop reason ``eos``, as at
+    ``eos_id``) or once ``decode`` of its last tokens contains one of ``stop_strings`` (stop reason
+    ``stop``; the tokens up to it stay recorded). Returns one :class:`Sample` per prompt, in order.
 
     >>> tok = train_tokenizer(["abc def"] * 5, vocab_size=270)
     >>> m = build_model(tok, "tiny")
@@ -221,6 +228,9 @@ def sample(model, prompts: list[list[int]], cfg: SamplingConfig, eos_id: int, pa
     """
     if not prompts or any(len(p) == 0 for p in prompts):
         raise ValueError("prompts must be a non-empty list of non-empty token id lists")
+    if stop_strings and decode is None:
+        raise ValueError("stop_strings need decode (the tokenizer's decode) to be read")
+    ends = (eos_id, *stop_ids)
     device = next(model.parameters()).device
     n = len(prompts)
     width = max(len(p) for p in prompts)
@@ -243,6 +253,9 @@ def sample(model, prompts: list[list[int]], cfg: SamplingConfig, eos_id: int, pa
     done = torch.zeros(n, dtype=torch.bool, device=device)
     toks: list[list[int]] = [[] for _ in range(n)]
     lps: list[list[float]] = [[] for _ in range(n)]
+    stopped = [False] * n
+    end_ids = torch.tensor(ends, device=device)
+    window = 1 + max((len(s) for s in stop_strings), default=0)  # tokens enough to hold any stop string
     for _ in range(cfg.max_new_tokens):
         logp = transformed_logprobs(logits, cfg)
         choice = torch.multinomial(logp.exp(), 1, generator=generator).squeeze(-1)
@@ -252,7 +265,11 @@ def sample(model, prompts: list[list[int]], cfg: SamplingConfig, eos_id: int, pa
             if not done_now[i]:
                 toks[i].append(ids_now[i])
                 lps[i].append(lps_now[i])
-        done |= choice == eos_id
+                if stop_strings and any(stop in decode(toks[i][-window:]) for stop in stop_strings):
+                    stopped[i] = True
+        done |= torch.isin(choice, end_ids)
+        if stop_strings:
+            done |= torch.tensor(stopped, device=device)
         if bool(done.all()):
             break
         step_ids = torch.where(done, torch.full_like(choice, pad_id), choice).unsqueeze(-1)
@@ -261,8 +278,8 @@ def sample(model, prompts: list[list[int]], cfg: SamplingConfig, eos_id: int, pa
                     use_cache=True, **{cache_arg: cache})
         cache, logits = _cache_of(out), out.logits[:, -1, :]
         next_pos = next_pos + 1
-    return [Sample(list(p), t, l, "eos" if t and t[-1] == eos_id else "length")
-            for p, t, l in zip(prompts, toks, lps)]
+    return [Sample(list(p), t, l, "eos" if t and t[-1] in ends else "stop" if stop else "length")
+            for p, t, l, stop in zip(prompts, toks, lps, stopped)]
 
 
 def pad_batch(sequences: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -281,6 +298,7 @@ def pad_batch(sequences: list[list[int]], pad_id: int) -> tuple[torch.Tensor, to
     return ids, mask
 
 
+@scored
 def completion_logprobs(model, sequences: list[list[int]], score_mask: list[list[int]], cfg: SamplingConfig,
                         pad_id: int, with_logits: bool = False):
     """Per-token log-probs of recorded ids under the transformed distribution (17.5.2 numerator, replay).
@@ -312,6 +330,7 @@ def completion_logprobs(model, sequences: list[list[int]], score_mask: list[list
     return logp, mask
 
 
+@scored
 def shared_prefix_logprobs(model, sequences: list[list[int]], score_mask: list[list[int]], prefix_lens: list[int],
                            cfg: SamplingConfig, pad_id: int):
     """:func:`completion_logprobs` for groups that share a prompt, running each distinct prompt once.

@@ -247,3 +247,18 @@ def humaneval(limit: int | None = None) -> list[CodeTask]:
                      prompt=problem["prompt"], solution=problem["canonical_solution"],
                      fixture=problem_fixture(problem))
             for task_id, problem in list(read_problems().items())[:limit]]
+
+
+def mbpp(source: str = "", split: str = "train", limit: int | None = None) -> list[CodeTask]:
+    """MBPP problems as tasks graded through the sandbox (:mod:`rlvr_lab.mbpp`): ``family="mbpp"``, the
+    whole reply is ``solution.py``; the MBPP ``test`` split becomes ``heldout``, the others ``train``.
+    ``source`` is a local MBPP-format .jsonl file, or empty for the hub (``datasets``)."""
+    from rlvr_lab.mbpp import load_problems, problem_fixture, prompt
+
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"limit must be a positive integer or None, got {limit!r}")
+    ours = "heldout" if split == "test" else "train"
+    return [CodeTask(task_id=f"mbpp/{p['task_id']}", problem_id=f"mbpp/{p['task_id']}", family="mbpp", level=0,
+                     split=ours, prompt=prompt(p), solution=p.get("code", "").rstrip() + "\n",
+                     fixture=problem_fixture(p), keep_prompt=False)
+            for p in load_problems(source, split)[:limit]]

@@ -2,6 +2,7 @@
 names it dropped still load with a DeprecationWarning until 0.2, and the GRPO update's 0.1 loose-argument
 form changes the weights exactly as the new ``grpo_update(learner, make_batch(...), ...)`` does."""
 
+import math
 import copy
 import warnings
 
@@ -55,7 +56,7 @@ def _records(tok) -> list[RolloutRecord]:
 def test_the_loose_update_form_matches_the_learner_form_bit_for_bit():
     tok = train_tokenizer(["def f(x):\n    return x + 1\n"] * 5, vocab_size=270)
     model = build_model(tok, "tiny", seed=0)
-    config = train.TrainConfig.preset("ci", passes=2, beta=0.04, lr=1e-3)
+    config = train.TrainConfig.preset("ci", passes=2, beta=0.04, lr=1e-3, replay_bound=100.0)  # made-up logps
     sampling = SamplingConfig()
     records = _records(tok)
 
@@ -75,3 +76,22 @@ def test_the_loose_update_form_matches_the_learner_form_bit_for_bit():
         old = train.grpo_update(m2, ref2, opt2, records, config, tok.pad_token_id, sampling)
     assert old == new
     assert all(torch.equal(a, b) for a, b in zip(m1.state_dict().values(), m2.state_dict().values()))
+
+
+def test_micro_batches_accumulate_to_the_whole_batch_update():
+    """micro_batch splits the forward/backward (memory), not the objective: same gradient step and statistics."""
+    tok = train_tokenizer(["def f(x):\n    return x + 1\n"] * 5, vocab_size=270)
+    model = build_model(tok, "tiny", seed=0)
+    sampling, records = SamplingConfig(), _records(tok)
+    results = []
+    for micro in (0, 1, 3):
+        config = train.TrainConfig.preset("ci", passes=2, beta=0.04, lr=1e-3, replay_bound=100.0, micro_batch=micro)
+        m = copy.deepcopy(model)
+        learner = train.Learner(m, tok, copy.deepcopy(model).eval(), torch.optim.AdamW(m.parameters(), lr=1e-3))
+        diags = train.grpo_update(learner, train.make_batch(learner, records, config, sampling), config, sampling)
+        results.append((diags, [p.detach().clone() for p in m.parameters()]))
+    (whole, w0), *others = results
+    for diags, weights in others:
+        assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(w0, weights))
+        for key in ("loss", "grad_norm", "clip_fraction", "kl_mean", "tokens", "replay_max_dev", "entropy"):
+            assert math.isclose(diags[key], whole[key], rel_tol=1e-5, abs_tol=1e-6), key

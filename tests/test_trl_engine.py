@@ -79,3 +79,59 @@ def test_grader_keeps_public_and_hidden_verdicts_apart_and_sends_one_entry_per_f
     graded = grader.grade([(c, task.fixture) for c in others + others[:2] + [same]])
     assert pool.entries[-1] == (task.fixture.checker_version, 4)  # duplicates and the cached one not resent
     assert [cached for _, cached in graded] == [False] * 6 + [True]
+
+
+@pytest.mark.parametrize("flag, value", [("multi_turn", True), ("overlap", True), ("micro_batch", 4)])
+def test_the_trl_engine_refuses_each_flag_it_cannot_honour_by_name(flag, value):
+    with pytest.raises(ValueError, match=f"^{flag} must be .*engine='trl'"):
+        TrainConfig(engine="trl", **{flag: value}, **({"max_lag": 2} if flag == "overlap" else {}))
+    # a preset's own overlap yields to the engine; one asked for explicitly is refused
+    assert TrainConfig.preset("cpu", engine="trl").overlap is False
+    with pytest.raises(ValueError, match="overlap"):
+        TrainConfig.preset("cpu", engine="trl", overlap=True)
+
+
+class _FlakyPool(_RecordingPool):
+    """The first verdict of each candidate in ``flaky`` is unknown (a lost sandbox); later ones are real."""
+
+    def __init__(self, flaky):
+        self.seen, self.flaky = set(), flaky
+        super().__init__(self.answer)
+
+    def answer(self, candidate, fixture):
+        first = candidate.digest not in self.seen
+        self.seen.add(candidate.digest)
+        text = next(iter(candidate.files.values()))
+        return "unknown" if first and any(f in text for f in self.flaky) else "pass" if "return" in text else "fail"
+
+
+def test_the_trl_reward_applies_the_complete_group_rule():
+    suite = make_suite(seed=0, problems_per_family=2)
+    a, b = suite[0], suite[1]
+    by_id = {t.task_id: t for t in suite}
+    completions = ["    return 1\n", "    pass  # flaky\n", "    return 2\n", "    pass\n"]
+    ids = [a.task_id, a.task_id, b.task_id, b.task_id]
+    exclude = reward_function(VerdictCache(_FlakyPool(["flaky"])), by_id, group_size=2)
+    assert exclude(prompts=[""] * 4, completions=completions, task_id=ids) == [None, None, 1.0, 0.0]
+    wait = reward_function(VerdictCache(_FlakyPool(["flaky"])), by_id, closure="wait", retries=1, group_size=2)
+    assert wait(prompts=[""] * 4, completions=completions, task_id=ids) == [1.0, 0.0, 1.0, 0.0]
+    chat = [[{"role": "assistant", "content": f"```python\n{a.prompt}    return 1\n```"}]]
+    from rlvr_lab.train.prompting import PromptFormat
+
+    assert reward_function(VerdictCache(_FlakyPool([])), by_id, PromptFormat(chat=True))(
+        prompts=[""], completions=chat, task_id=[a.task_id]) == [1.0]
+
+
+@pytest.mark.slow
+def test_trl_engine_trains_a_local_instruct_model_with_lora_and_its_chat_template(tmp_path):
+    from rlvr_lab.train.stand_in import save_stand_in
+
+    corpus = [t.prompt + t.solution for t in make_suite(problems_per_family=6)] * 2
+    model_dir = save_stand_in(str(tmp_path / "qwen2"), corpus, family="qwen2", chat=True, dropout=0.1)
+    config = TrainConfig.preset("ci", model=model_dir, out_dir=str(tmp_path / "run"), engine="trl", grpo_steps=1,
+                                lora_rank=4, lora_alpha=8, max_new_tokens=8, verifier_workers=1)
+    result = train(config)
+    assert result.rollouts == config.tasks_per_step * config.group_size
+    assert any("rewards/verifier_reward/mean" in r for r in result.metrics)
+    summary = json.load(open(tmp_path / "run" / "summary.json"))
+    assert summary["config"]["multi_turn"] is False and summary["config"]["lora_rank"] == 4

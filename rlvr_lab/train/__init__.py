@@ -4,7 +4,8 @@
     result = train(TrainConfig.preset("ci", out_dir="runs/demo"))
     result.before["pass1"], result.after["pass1"], result.wall_s
 
-Presets: ``ci`` (seconds), ``cpu`` (minutes on a laptop), ``gpu`` (Colab); ``engine="trl"`` trains the same
+Presets: ``ci`` (seconds), ``cpu`` (minutes on a laptop), ``gpu`` (Colab), ``t4`` (a pretrained 0.5B instruct
+code model with LoRA on a Colab T4, MBPP and HumanEval); ``engine="trl"`` trains the same
 model on TRL's GRPOTrainer. ``__all__`` is what the chapters, labs and experiments use. Importing this
 package does not import torch: each name is loaded from its module in :data:`API` on first use.
 """

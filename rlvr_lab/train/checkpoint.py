@@ -38,8 +38,10 @@ def rng_state(generator: torch.Generator) -> dict:
 
 
 def save_checkpoint(out_dir: str, step: int, model, tokenizer, optimizer, generator: torch.Generator,
-                    version: int, records_path: str, metrics_path: str, lineage: dict) -> str:
-    """Write ``checkpoints/step_{step:05d}`` atomically and point ``LATEST`` at it; returns its path."""
+                    version: int, records_path: str, metrics_path: str, lineage: dict, scaler=None) -> str:
+    """Write ``checkpoints/step_{step:05d}`` atomically and point ``LATEST`` at it; returns its path.
+
+    A LoRA model (peft) writes its adapters only; a float16 run's loss ``scaler`` state is kept."""
     root = os.path.join(out_dir, "checkpoints")
     os.makedirs(root, exist_ok=True)
     name = f"step_{step:05d}"
@@ -50,7 +52,8 @@ def save_checkpoint(out_dir: str, step: int, model, tokenizer, optimizer, genera
     records_size = os.path.getsize(records_path) if os.path.exists(records_path) else 0
     metrics_size = os.path.getsize(metrics_path) if os.path.exists(metrics_path) else 0
     torch.save({"step": step, "version": version, "optimizer": optimizer.state_dict(),
-                "rng": rng_state(generator), "records_size": records_size, "metrics_size": metrics_size},
+                "rng": rng_state(generator), "records_size": records_size, "metrics_size": metrics_size,
+                "scaler": scaler.state_dict() if scaler is not None and scaler.is_enabled() else None},
                os.path.join(tmp, "trainer_state.pt"))
     full = dict(lineage)
     full.update({

@@ -37,6 +37,17 @@ def _names(text: str) -> tuple[str, ...]:
     return names
 
 
+def _stop_strings(text: str) -> tuple[str, ...]:
+    r"""argparse type of ``--stop-strings``: comma-separated, Python escapes decoded, nothing stripped.
+
+    >>> _stop_strings(r"\ndef ,\nclass ")
+    ('\ndef ', '\nclass ')
+    """
+    import codecs
+
+    return tuple(codecs.decode(part, "unicode_escape") for part in text.split(",") if part)
+
+
 def _ray_address(text: str) -> str:
     """argparse type of ``--ray-address``: a non-empty cluster address."""
     if not text.strip():
@@ -83,7 +94,7 @@ def add_config_flags(parser: argparse.ArgumentParser) -> None:
             continue
         if f.type not in TYPES:
             raise TypeError(f"TrainConfig.{f.name}: no command-line type for {f.type!r}")
-        kind = _ray_address if f.name == "ray_address" else TYPES[f.type]
+        kind = {"ray_address": _ray_address, "stop_strings": _stop_strings}.get(f.name, TYPES[f.type])
         parser.add_argument(*flags, dest=f.name, type=kind, default=argparse.SUPPRESS, choices=CHOICES.get(f.name),
                             metavar=None if f.name in CHOICES else f.name.upper(), help=text)
 

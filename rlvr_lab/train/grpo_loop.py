@@ -24,12 +24,14 @@ from rlvr_lab.records import RolloutRecord, close_group, write_records
 from rlvr_lab.tasks import GENERATOR_VERSION, CodeTask, split_tasks
 from rlvr_lab.train import checkpoint as ckpt
 from rlvr_lab.train.config import TrainConfig
-from rlvr_lab.train.learner import (Learner, build_policy, evaluate, generator_for, grpo_update, make_batch,
-                                    reference_logprobs)
+from rlvr_lab.train.learner import Learner, build_policy, evaluate, generator_for, grpo_update, make_batch
+from rlvr_lab.train.lora import apply_lora, load_adapters
 from rlvr_lab.train.metrics import MetricsLog, group_outcomes, length_by_outcome
+from rlvr_lab.train.precision import check_master_weights, weight_dtype
+from rlvr_lab.train.prompting import prompt_format
 from rlvr_lab.train.rollout import (Collection, PolicyHandle, VerdictCache, finish_collect, start_collect,
                                     tokenizer_digest)
-from rlvr_lab.train.run import Run, resolve_dtype, setup
+from rlvr_lab.train.run import Run, setup
 from rlvr_lab.train.supervised import sft
 
 
@@ -101,15 +103,18 @@ def warm_start(run: Run, bar=None) -> tuple[torch.nn.Module, object, dict]:
     demonstrations), evaluated and saved there."""
     config, timer = run.config, run.timer
     if os.path.exists(os.path.join(run.warm_dir, "lineage.json")):
-        model, tok = load_policy(run.warm_dir, device=str(run.device), dtype=resolve_dtype(config.dtype, run.device))
+        model, tok = load_policy(run.warm_dir, device=str(run.device), dtype=weight_dtype(config, run.precision))
         return model, tok, ckpt.read_lineage(run.warm_dir)["heldout"]
     with timer.phase("sft"):
         model, tok = build_policy(config, run.suite, run.device)
-        demos = split_tasks(run.suite, "train", config.sft_families)
-        losses = sft(model, tok, demos, config.sft_steps, config.sft_batch, config.sft_lr, config.seed, progress=bar)
+        fmt = prompt_format(config, tok, model)
+        demos = [] if not config.sft_steps else run.train_tasks if config.tasks == "mbpp" else \
+            split_tasks(run.suite, "train", config.sft_families)
+        losses = sft(model, tok, demos, config.sft_steps, config.sft_batch, config.sft_lr, config.seed, progress=bar,
+                     fmt=fmt, precision=run.precision)
     with timer.phase("eval"):
-        before, _ = evaluate(PolicyHandle(model, tok, 0, run.sampling, tokenizer_digest(tok)), run.heldout, config,
-                             run.grader, "warm")
+        before, _ = evaluate(PolicyHandle(model, tok, 0, run.sampling, tokenizer_digest(tok), fmt, run.precision),
+                             run.heldout, config, run.grader, "warm")
     save_policy(model, tok, run.warm_dir)
     lineage = _lineage(config, tokenizer_digest(tok), config.model or "config:" + config.model_size, run.pool)
     lineage.update({"heldout": before, "sft_final_nll": losses[-1] if losses else None,
@@ -122,21 +127,34 @@ def make_learner(run: Run, model, tok) -> tuple[Learner, int]:
     """The learner around the warm-start weights, resumed from the latest checkpoint when there is one
     (records and metrics cut back to it; without one they start empty); returns it with the first step to run."""
     config, log = run.config, MetricsLog(run.config.out_dir)
-    ref_model = copy.deepcopy(model).eval()
-    for p in ref_model.parameters():
-        p.requires_grad_(False)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.0)
+    fmt = prompt_format(config, tok, model)
+    if config.lora_rank:  # adapters on the frozen warm start; the reference is the same model, adapters off
+        model, ref_model = apply_lora(model, config.lora_rank, config.lora_alpha, config.lora_targets,
+                                      config.seed), None
+    else:
+        ref_model = copy.deepcopy(model).eval()
+        for p in ref_model.parameters():
+            p.requires_grad_(False)
+    check_master_weights(model)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.lr,
+                                  weight_decay=0.0)
     learner = Learner(model, tok, ref_model, optimizer, torch.Generator(device="cpu").manual_seed(config.seed + 1),
-                      generator_for(model, config.seed + 1), tokenizer_digest(tok))
+                      generator_for(model, config.seed + 1), tokenizer_digest(tok), 0, fmt, run.precision,
+                      run.precision.scaler())
     resume = ckpt.latest_checkpoint(config.out_dir)
     if resume is None:
         ckpt.truncate_to(run.records_path, 0)
         ckpt.truncate_to(log.jsonl, 0)
         return learner, 0
     state = ckpt.load_trainer_state(resume)
-    resumed, _ = load_policy(resume, device=str(run.device), dtype=resolve_dtype(config.dtype, run.device))
-    model.load_state_dict(resumed.state_dict())
+    if config.lora_rank:
+        load_adapters(model, resume)
+    else:
+        resumed, _ = load_policy(resume, device=str(run.device), dtype=torch.float32)
+        model.load_state_dict(resumed.state_dict())
     optimizer.load_state_dict(state["optimizer"])
+    if state.get("scaler") and learner.scaler is not None:
+        learner.scaler.load_state_dict(state["scaler"])
     ckpt.restore_rng(state["rng"], learner.generator)
     ckpt.truncate_to(run.records_path, state["records_size"])
     ckpt.truncate_to(log.jsonl, state["metrics_size"])
@@ -155,8 +173,7 @@ def sample_step(run: Run, learner: Learner, step: int) -> Sampled:
     collection = start_collect(learner.handle(run), tasks, config.group_size, run.grader, step, gen,
                                config.multi_turn)
     with run.timer.phase("reference"):
-        ref = reference_logprobs(learner.ref_model, collection.records, run.sampling, learner.tok.pad_token_id,
-                                 config.share_prompt)
+        ref = learner.reference(collection.records, run.sampling, config.share_prompt)
     return Sampled(step, collection, ref, started)
 
 
@@ -214,7 +231,7 @@ def finish_step(run: Run, learner: Learner, graded: Graded, progress: Progress, 
         with run.timer.phase("checkpoint"):
             ckpt.save_checkpoint(config.out_dir, step, learner.model, learner.tok, learner.optimizer,
                                  learner.generator, learner.version, run.records_path, progress.log.jsonl,
-                                 progress.lineage)
+                                 progress.lineage, learner.scaler)
     progress.mark = time.perf_counter()
 
 

@@ -19,21 +19,28 @@ from rlvr_lab.policy import SamplingConfig, build_model, completion_logprobs, lo
 from rlvr_lab.records import RolloutRecord, flatten
 from rlvr_lab.tasks import CodeTask
 from rlvr_lab.train.config import TrainConfig
+from rlvr_lab.train.lora import reference_view
 from rlvr_lab.train.metrics import pass_at_k_summary, per_family_pass1
+from rlvr_lab.train.precision import Precision, resolve_precision, weight_dtype
+from rlvr_lab.train.prompting import PromptFormat
 from rlvr_lab.train.rollout import PolicyHandle, VerdictCache, collect
-from rlvr_lab.train.run import Run, resolve_dtype
+from rlvr_lab.train.run import Run
 
 def build_policy(config: TrainConfig, suite: list[CodeTask], device: torch.device):
-    """(model, tokenizer): loaded from ``config.model`` or built from a config with a BPE tokenizer."""
+    """(model, tokenizer): loaded from ``config.model`` or built from a config with a BPE tokenizer.
+
+    The weights are float32 whatever ``config.dtype`` says: they are the optimizer's master copy, and the
+    forward passes run in the compute dtype under autocast (:mod:`~rlvr_lab.train.precision`); only a
+    LoRA run's frozen base may be 16-bit (:func:`~rlvr_lab.train.precision.weight_dtype`)."""
     from rlvr_lab.policy import train_tokenizer
 
-    dtype = resolve_dtype(config.dtype, device)
     if config.model:
-        model, tok = load_policy(config.model, device=str(device), dtype=dtype)
+        model, tok = load_policy(config.model, device=str(device),
+                                 dtype=weight_dtype(config, resolve_precision(config.dtype, device)))
         return model, tok
     corpus = [t.prompt + t.solution for t in suite if t.split == "train"]
     tok = train_tokenizer(corpus, config.vocab_size)
-    model = build_model(tok, config.model_size, seed=config.seed).to(device=device, dtype=dtype)
+    model = build_model(tok, config.model_size, seed=config.seed).to(device=device, dtype=torch.float32)
     return model, tok
 
 
@@ -45,8 +52,8 @@ class Learner:
     model: torch.nn.Module
     tok: object
     """The tokenizer (its ``pad_token_id`` pads a batch)."""
-    ref_model: torch.nn.Module
-    """The frozen reference policy pi_ref of the KL term."""
+    ref_model: torch.nn.Module | None
+    """The frozen reference policy pi_ref of the KL term; None with LoRA (``model`` with its adapters off)."""
     optimizer: torch.optim.Optimizer
     generator: torch.Generator | None = None
     """CPU generator of the training samples (checkpointed with the run)."""
@@ -55,10 +62,25 @@ class Learner:
     tok_digest: str = ""
     version: int = 0
     """Policy version: optimizer steps taken so far (stamped on every sampled rollout)."""
+    fmt: PromptFormat = PromptFormat()
+    """Chat template or plain prompt, stop strings, end tokens."""
+    precision: Precision = Precision()
+    """Compute dtype of the forward passes (the weights stay float32)."""
+    scaler: torch.amp.GradScaler | None = None
+    """Loss scaler of float16 compute (None or disabled otherwise)."""
 
     def handle(self, run: Run) -> PolicyHandle:
         """The current weights as the sampler sees them (version-stamped)."""
-        return PolicyHandle(self.model, self.tok, self.version, run.sampling, self.tok_digest)
+        return PolicyHandle(self.model, self.tok, self.version, run.sampling, self.tok_digest, self.fmt,
+                            self.precision)
+
+    def reference(self, records: list[RolloutRecord], sampling: SamplingConfig,
+                  share_prompt: bool = True) -> dict[str, torch.Tensor]:
+        """:func:`reference_logprobs` of ``records`` under pi_ref (the frozen copy, or the LoRA model with its
+        adapters off), in the run's compute dtype."""
+        model = self.model if self.ref_model is None else self.ref_model
+        with reference_view(model), self.precision.autocast():
+            return reference_logprobs(model, records, sampling, self.tok.pad_token_id, share_prompt)
 
 
 @dataclass
@@ -132,7 +154,7 @@ def make_batch(learner: Learner, records: list[RolloutRecord], config: TrainConf
     old_logp = torch.tensor([lp + [0.0] * (width - len(lp)) for lp in behaviour], dtype=torch.float32,
                             device=device)[:, 1:]
     if ref is None:
-        ref = reference_logprobs(learner.ref_model, order, sampling, learner.tok.pad_token_id, config.share_prompt)
+        ref = learner.reference(order, sampling, config.share_prompt)
     ref_logp = torch.zeros((len(order), width - 1), dtype=torch.float32, device=device)
     for i, m in enumerate(order):
         ref_logp[i, :ref[m.rollout_id].shape[0]] = ref[m.rollout_id].to(device)
@@ -158,23 +180,50 @@ def grpo_update(learner: Learner, batch: GRPOBatch, config: TrainConfig, samplin
     if config.norm == "constant":
         constant = float(config.norm_constant or config.max_new_tokens * (2 if config.multi_turn else 1))
     diags: dict = {}  # 0-dim tensors until the end: one device sync per update, not one per statistic
-    model.train()
+    # Rows sampled by the weights held now: at pass 0 their recomputed log-probs must replay the recorded ones.
+    fresh = torch.tensor([r.policy_version == learner.version for r in batch.records], device=batch.old_logp.device)
+    model.eval()  # never train mode here: dropout would make the numerator a different function (score())
+    scaler = learner.scaler if learner.scaler is not None and learner.scaler.is_enabled() else None
+    params = [q for q in model.parameters() if q.requires_grad]
+    rows = len(batch.records)
+    size = min(config.micro_batch or rows, rows)
     for p in range(config.passes):
-        logp, mask, logits, logits_mask = score(model, batch.ids, batch.score_mask, batch.prefix_lens, sampling,
-                                                pad_id, config.share_prompt)
-        loss, stats = grpo.grpo_loss(logp, batch.old_logp, batch.ref_logp, batch.advantages, mask, config.eps_low,
-                                     config.eps_high, config.beta, norm=config.norm, constant=constant,
-                                     checked=False)
-        if not torch.isfinite(loss):  # the one check kept per pass: a NaN must never reach the weights
-            raise FloatingPointError(f"GRPO loss is not finite ({float(loss)}) at pass {p}")
         learner.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
-        learner.optimizer.step()
+        parts = []
+        for start in range(0, rows, size):  # micro-batches: the loss is a mean over rows, so weight by rows
+            rs = slice(start, start + size)
+            with learner.precision.autocast():
+                logp, mask, logits, logits_mask = score(model, batch.ids[rs], batch.score_mask[rs],
+                                                        batch.prefix_lens[rs], sampling, pad_id, config.share_prompt)
+            width = logp.shape[1]
+            old_logp = batch.old_logp[rs, :width]
+            if p == 0 and bool(fresh[rs].any()):
+                dev = ((logp.detach() - old_logp).abs() * mask)[fresh[rs]].max()
+                diags["replay_max_dev"] = torch.maximum(diags.get("replay_max_dev", dev), dev)
+                check_replay(float(dev), replay_limit(config.replay_bound, learner.precision))
+            loss, stats = grpo.grpo_loss(logp, old_logp, batch.ref_logp[rs, :width], batch.advantages[rs], mask,
+                                         config.eps_low, config.eps_high, config.beta, norm=config.norm,
+                                         constant=constant, checked=False)
+            if not torch.isfinite(loss):  # the one check kept per pass: a NaN must never reach the weights
+                raise FloatingPointError(f"GRPO loss is not finite ({float(loss)}) at pass {p}")
+            if size < rows:
+                loss = loss * (len(batch.ids[rs]) / rows)
+            (loss if scaler is None else scaler.scale(loss)).backward()
+            if p == 0:
+                with torch.no_grad():
+                    stats["entropy"] = grpo.token_entropy(logits.float() / sampling.temperature, logits_mask)
+            parts.append((loss.detach(), stats))
+        loss, stats = parts[0] if len(parts) == 1 else _combine(parts)
+        if scaler is None:
+            grad_norm = torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm)
+            learner.optimizer.step()
+        else:  # float16: the loss was scaled so small gradients survive; unscale before the clip
+            scaler.unscale_(learner.optimizer)
+            grad_norm = torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm)
+            scaler.step(learner.optimizer)  # skipped when a gradient is inf/NaN; the scale then drops
+            scaler.update()
         if p == 0:
-            with torch.no_grad():
-                diags["entropy"] = grpo.token_entropy(logits.float() / sampling.temperature, logits_mask)
-                diags["replay_max_dev"] = ((logp.detach() - batch.old_logp).abs() * mask).max()
+            diags["entropy"] = stats.pop("entropy")
         for k, v in stats.items():
             diags[k if p == config.passes - 1 else f"{k}_pass{p}"] = v
         diags["loss"] = loss.detach()
@@ -186,13 +235,61 @@ def grpo_update(learner: Learner, batch: GRPOBatch, config: TrainConfig, samplin
     return diags
 
 
+#: Smallest replay bound under 16-bit compute: sampling (one token at a time, with a cache) and scoring (whole
+#: sequences) round differently in bfloat16/float16 (measured on the CPU with the tiny model: 2.4e-4 nats in
+#: bfloat16, 9.8e-4 in float16; GPU kernels differ more), while dropout 0.1 moves log-probs by ~0.5 nats.
+REPLAY_FLOOR_16BIT = 0.05
+
+
+def replay_limit(bound: float, precision: Precision) -> float:
+    """The replay bound in force: ``bound`` in float32, at least :data:`REPLAY_FLOOR_16BIT` in 16-bit compute.
+
+    >>> replay_limit(1e-3, Precision("float32")), replay_limit(1e-3, Precision("bfloat16"))
+    (0.001, 0.05)
+    """
+    return bound if precision.dtype == "float32" else max(bound, REPLAY_FLOOR_16BIT)
+
+
+def _combine(parts: list) -> tuple[torch.Tensor, dict]:
+    """One pass's loss (the sum of the row-weighted micro-batch losses) and its statistics: token means
+    weighted by each micro-batch's tokens, the token count summed."""
+    tokens = torch.stack([stats["tokens"] for _, stats in parts])
+    combined = {}
+    for key in parts[0][1]:
+        values = torch.stack([stats[key].double() for _, stats in parts])
+        combined[key] = values.sum() if key == "tokens" else (values * tokens).sum() / tokens.sum().clamp(min=1)
+    return torch.stack([loss for loss, _ in parts]).sum(), combined
+
+
+class ReplayMismatch(RuntimeError):
+    """The update's log-probs of freshly sampled tokens differ from the recorded ones by more than the bound."""
+
+
+def check_replay(deviation: float, bound: float) -> None:
+    """Raise :class:`ReplayMismatch` naming the likely causes when ``deviation`` (nats) exceeds ``bound``.
+
+    >>> check_replay(2e-6, 1e-3)
+    >>> check_replay(0.8, 1e-3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rlvr_lab.train.learner.ReplayMismatch: replay deviation 0.8 nats > replay_bound 0.001: ...
+    """
+    if not deviation <= bound:  # NaN trips it too
+        raise ReplayMismatch(
+            f"replay deviation {deviation:.3g} nats > replay_bound {bound:.3g}: the update scores the sampled "
+            "tokens with a different function than sampling did (dropout or another train-mode layer on in "
+            "the gradient pass? a model whose forward depends on torch.is_grad_enabled()? a changed tokenizer "
+            "or sampling config?), so every ratio pi_theta/pi_old would be noise. Fix the cause, or raise "
+            "replay_bound if a 16-bit dtype's rounding alone explains it")
+
+
 def _loose_grpo_update(model, ref_model, optimizer, records: list[RolloutRecord], config: TrainConfig, pad_id: int,
                        sampling: SamplingConfig, ref: dict[str, torch.Tensor] | None = None) -> dict:
     """The 0.1 loose-argument form of :func:`grpo_update`, until 0.2."""
     warnings.warn("grpo_update(model, ref_model, optimizer, records, config, pad_id, sampling) is now "
                   "grpo_update(learner, make_batch(learner, records, config, sampling), config, sampling); "
                   "the loose form goes in 0.2", DeprecationWarning, stacklevel=3)
-    learner = Learner(model, SimpleNamespace(pad_token_id=pad_id), ref_model, optimizer)
+    learner = Learner(model, SimpleNamespace(pad_token_id=pad_id), ref_model, optimizer)  # float32, no LoRA
     return grpo_update(learner, make_batch(learner, records, config, sampling, ref), config, sampling)
 
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass, replace
 from rlvr_lab.policy import SamplingConfig, sample
 from rlvr_lab.records import Invocation, RolloutRecord
 from rlvr_lab.tasks import CodeTask
+from rlvr_lab.train.precision import Precision
+from rlvr_lab.train.prompting import PromptFormat, candidate_for, cut_at_stop, prompt_text
 from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
 
 
@@ -117,6 +119,10 @@ class PolicyHandle:
     version: int
     sampling: SamplingConfig
     tokenizer_digest: str
+    fmt: PromptFormat = PromptFormat()
+    """Chat template or plain prompt, stop strings and end tokens (:mod:`~rlvr_lab.train.prompting`)."""
+    precision: Precision = Precision()
+    """The compute dtype sampling runs in (autocast; float32 weights)."""
 
 
 def tokenizer_digest(tokenizer) -> str:
@@ -124,17 +130,18 @@ def tokenizer_digest(tokenizer) -> str:
     return hashlib.sha256(tokenizer.backend_tokenizer.to_str().encode()).hexdigest()
 
 
-def prompt_ids(tokenizer, text: str) -> list[int]:
-    """``<bos>`` (when the tokenizer has one) + the tokens of ``text``: the exact prefix of a first call."""
-    bos = [] if tokenizer.bos_token_id is None else [tokenizer.bos_token_id]
+def prompt_ids(tokenizer, text: str, bos: bool = True) -> list[int]:
+    """``<bos>`` (when the tokenizer has one and ``bos``) + the tokens of ``text``: the exact prefix of a
+    first call (a chat template writes its own start tokens: ``bos=False``)."""
+    bos = [] if tokenizer.bos_token_id is None or not bos else [tokenizer.bos_token_id]
     return bos + tokenizer(text, add_special_tokens=False)["input_ids"]
 
 
-def completion_text(tokenizer, ids: list[int]) -> str:
-    """Decoded completion without the final ``<eos>``."""
-    if ids and ids[-1] == tokenizer.eos_token_id:
+def completion_text(tokenizer, ids: list[int], fmt: PromptFormat = PromptFormat()) -> str:
+    """Decoded completion without the final ``<eos>`` (or other end token), cut before a stop string."""
+    if ids and (ids[-1] == tokenizer.eos_token_id or ids[-1] in fmt.stop_ids):
         ids = ids[:-1]
-    return tokenizer.decode(ids, skip_special_tokens=True)
+    return cut_at_stop(tokenizer.decode(ids, skip_special_tokens=True), fmt.stop_strings)
 
 
 def public_fixture(fixture: Fixture) -> Fixture:
@@ -175,22 +182,31 @@ def start_collect(policy: PolicyHandle, tasks: list[CodeTask], group_size: int, 
     """
     if group_size < 1:
         raise ValueError(f"group_size must be >= 1, got {group_size}")
-    tok, cfg = policy.tokenizer, policy.sampling
+    tok, cfg, fmt = policy.tokenizer, policy.sampling, policy.fmt
+    if multi_turn and fmt.chat:
+        raise ValueError("multi_turn with a chat template is not supported; pass chat_template='off'")
     t0 = time.perf_counter()
     prompts, owners = [], []
     for g, task in enumerate(tasks):
-        ids = prompt_ids(tok, task.prompt)
+        ids = prompt_ids(tok, prompt_text(tok, task, fmt), bos=not fmt.chat)
         for r in range(group_size):
             prompts.append(ids)
             owners.append((g, r, task))
-    samples = sample(policy.model, prompts, cfg, tok.eos_token_id, tok.pad_token_id, generator)
+
+    def draw(prefixes):
+        with policy.precision.autocast():
+            return sample(policy.model, prefixes, cfg, tok.eos_token_id, tok.pad_token_id, generator,
+                          fmt.stop_ids, fmt.stop_strings, tok.decode)
+
+    samples = draw(prompts)
     calls = [[Invocation(0, s.prompt_ids, s.completion_ids, s.behaviour_logprobs, policy.version, s.stop_reason)]
              for s in samples]
     t_sample = time.perf_counter() - t0
     t_verify = 0.0
     if multi_turn:
         t1 = time.perf_counter()
-        first = grader.grade([(task.candidate(completion_text(tok, s.completion_ids)), public_fixture(task.fixture))
+        first = grader.grade([(candidate_for(task, completion_text(tok, s.completion_ids, fmt), fmt),
+                               public_fixture(task.fixture))
                               for s, (_, _, task) in zip(samples, owners)])
         t_verify += time.perf_counter() - t1
         retry = [i for i, (v, _) in enumerate(first) if v.outcome != "pass"]
@@ -202,13 +218,14 @@ def start_collect(policy: PolicyHandle, tasks: list[CodeTask], group_size: int, 
                 obs_ids = tok(obs, add_special_tokens=False)["input_ids"]
                 calls[i][0].observation_ids, calls[i][0].observation = obs_ids, obs
                 prefixes.append(samples[i].prompt_ids + samples[i].completion_ids + obs_ids)
-            second = sample(policy.model, prefixes, cfg, tok.eos_token_id, tok.pad_token_id, generator)
+            second = draw(prefixes)
             for i, s in zip(retry, second):
                 calls[i].append(Invocation(1, s.prompt_ids, s.completion_ids, s.behaviour_logprobs, policy.version,
                                            s.stop_reason))
             t_sample += time.perf_counter() - t2
-    finals = [completion_text(tok, c[-1].completion_ids) for c in calls]
-    pending = grader.submit([(task.candidate(text), task.fixture) for text, (_, _, task) in zip(finals, owners)])
+    finals = [completion_text(tok, c[-1].completion_ids, fmt) for c in calls]
+    pending = grader.submit([(candidate_for(task, text, fmt), task.fixture)
+                             for text, (_, _, task) in zip(finals, owners)])
     records = []
     for (g, r, task), call_list, text in zip(owners, calls, finals):
         records.append(RolloutRecord(

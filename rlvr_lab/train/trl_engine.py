@@ -4,8 +4,16 @@ Same tasks, same warm-start checkpoint, same VerifierPool as the reward: the rew
 completion to the verifier and returns 1.0, 0.0, or ``None`` for an unresolved verdict (TRL then leaves the
 completion out of the group baseline and gives it no advantage, so nothing is coerced). Matching knobs:
 ``num_generations`` = G, ``num_iterations`` = passes, ``epsilon``/``epsilon_high`` = clip widths, ``beta``,
-``loss_type`` ``grpo`` (norm ``sequence``) or ``dr_grpo`` (norm ``constant``), a constant learning rate.
-One deliberate difference, stated: TRL's group std is the sample std, the chapter's the population std.
+``loss_type`` ``grpo`` (norm ``sequence``) or ``dr_grpo`` (norm ``constant``), a constant learning rate,
+dropout off (``disable_dropout``), ``bf16``/``fp16`` autocast on float32 weights (TRL's Trainer scales the
+float16 loss), LoRA through ``peft_config``, the chat template through a conversational dataset.
+The complete-group rule is honoured in the reward function: ``exclude`` makes a whole group None when one
+member is unresolved, ``wait`` first resubmits unresolved members ``verify_retries`` times. ``max_lag`` holds
+trivially (TRL samples and updates in lockstep: every rollout enters its update at lag 0). Refused by
+:class:`~rlvr_lab.train.config.TrainConfig`, with an error naming the flag: ``multi_turn``, ``overlap``,
+``micro_batch``. Stated differences: TRL's group std is the sample std (the chapter's the population
+std); stop strings cut the graded text, but TRL still trains on the tokens it sampled after them; TRL keeps
+no rollout records, so there is no replay check on this engine (its own old log-probs feed its ratio).
 Held-out pass@1 is measured with our sampler and verifier, exactly as for our engine.
 """
 
@@ -19,13 +27,37 @@ import torch
 from rlvr_lab.train.config import TrainConfig
 
 
-def reward_function(grader, tasks_by_id: dict):
-    """A TRL reward function grading completions through ``grader`` (a :class:`~.rollout.VerdictCache`)."""
+def reward_function(grader, tasks_by_id: dict, fmt=None, closure: str = "exclude", retries: int = 0,
+                    group_size: int | None = None):
+    """A TRL reward function grading completions through ``grader`` (a :class:`~.rollout.VerdictCache`).
+
+    ``fmt`` (a :class:`~rlvr_lab.train.prompting.PromptFormat`) turns a reply into the candidate file.
+    ``closure="wait"`` resubmits unresolved verdicts ``retries`` times; then, with ``group_size``, a group
+    (G consecutive completions of one task, as TRL orders them) with an unresolved member is excluded whole
+    (every member None), the complete-group rule of our engine.
+    """
+    from rlvr_lab.train.prompting import PromptFormat, candidate_for, cut_at_stop
+
+    fmt = fmt or PromptFormat()
 
     def verifier_reward(prompts, completions, task_id, **kwargs):
-        items = [(tasks_by_id[tid].candidate(text), tasks_by_id[tid].fixture)
-                 for tid, text in zip(task_id, completions)]
-        return [v.reward for v, _ in grader.grade(items)]
+        texts = [c[-1]["content"] if isinstance(c, list) else c for c in completions]  # conversational or plain
+        items = [(candidate_for(tasks_by_id[tid], cut_at_stop(text, fmt.stop_strings), fmt), tasks_by_id[tid].fixture)
+                 for tid, text in zip(task_id, texts)]
+        rewards = [v.reward for v, _ in grader.grade(items)]
+        for _ in range(retries if closure == "wait" else 0):
+            todo = [i for i, r in enumerate(rewards) if r is None]
+            if not todo:
+                break
+            for i, (v, _) in zip(todo, grader.grade([items[i] for i in todo])):
+                rewards[i] = v.reward
+        if group_size and len(rewards) % group_size == 0:
+            for start in range(0, len(rewards), group_size):
+                group = range(start, start + group_size)
+                if len({task_id[i] for i in group}) == 1 and any(rewards[i] is None for i in group):
+                    for i in group:
+                        rewards[i] = None
+        return rewards
 
     verifier_reward.__name__ = "verifier_reward"
     return verifier_reward
@@ -42,7 +74,8 @@ def train_trl(config: TrainConfig, pool=None):
     from rlvr_lab.train.checkpoint import read_lineage
     from rlvr_lab.train.learner import evaluate
     from rlvr_lab.train.rollout import PolicyHandle, tokenizer_digest
-    from rlvr_lab.train.run import resolve_dtype, setup
+    from rlvr_lab.train.prompting import chat_message, prompt_format
+    from rlvr_lab.train.run import setup
 
     run = setup(config, pool)
     try:
@@ -50,15 +83,21 @@ def train_trl(config: TrainConfig, pool=None):
             grpo_loop.train(config.with_overrides(grpo_steps=0, engine="ours", plots=False), pool=run.pool)
         timing = {"sft+eval_before": run.timer.elapsed()}
         device = run.device
-        model, tok = load_policy(run.warm_dir, device=str(device), dtype=resolve_dtype(config.dtype, device))
+        model, tok = load_policy(run.warm_dir, device=str(device), dtype=torch.float32)  # master weights
         before = read_lineage(run.warm_dir)["heldout"]
         train_tasks, by_id, grader = run.train_tasks, run.by_id, run.grader
+        fmt, precision = prompt_format(config, tok, model), run.precision
         bos = tok.bos_token or ""
-        data = Dataset.from_list([{"prompt": bos + t.prompt, "task_id": t.task_id} for t in train_tasks])
+        if fmt.chat:  # conversational: TRL applies the tokenizer's chat template
+            rows = [{"prompt": [{"role": "user", "content": chat_message(t.prompt) if t.keep_prompt else t.prompt}],
+                     "task_id": t.task_id} for t in train_tasks]
+        else:
+            rows = [{"prompt": bos + t.prompt, "task_id": t.task_id} for t in train_tasks]
+        data = Dataset.from_list(rows)
         rollouts_per_step = config.tasks_per_step * config.group_size
         args = GRPOConfig(
             output_dir=os.path.join(config.out_dir, "trl"), seed=config.seed, use_cpu=device.type == "cpu",
-            bf16=resolve_dtype(config.dtype, device) == torch.bfloat16,
+            bf16=precision.dtype == "bfloat16", fp16=precision.dtype == "float16", disable_dropout=True,
             per_device_train_batch_size=rollouts_per_step, num_generations=config.group_size,
             steps_per_generation=1, num_iterations=config.passes, max_steps=config.grpo_steps * config.passes,
             learning_rate=config.lr, lr_scheduler_type="constant", warmup_steps=0, weight_decay=0.0,
@@ -69,15 +108,24 @@ def train_trl(config: TrainConfig, pool=None):
             disable_tqdm=not config.progress, remove_unused_columns=False, dataloader_num_workers=0,
             use_bias_correction_kl=False)
         hf_logging.set_verbosity_error()
-        trainer = GRPOTrainer(model=model, reward_funcs=reward_function(grader, by_id), args=args,
-                              train_dataset=data, processing_class=tok)
+        peft_config = None
+        if config.lora_rank:
+            from peft import LoraConfig
+
+            targets = "all-linear" if tuple(config.lora_targets) == ("all-linear",) else list(config.lora_targets)
+            peft_config = LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, lora_dropout=0.0,
+                                     target_modules=targets, task_type="CAUSAL_LM")
+        reward = reward_function(grader, by_id, fmt, config.closure, config.verify_retries, config.group_size)
+        trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=data, processing_class=tok,
+                              peft_config=peft_config)
         t0 = time.perf_counter()
         trainer.train()
         timing["grpo"] = time.perf_counter() - t0
         timing["verify"] = grader.seconds
         model = trainer.model.eval()
         t0 = time.perf_counter()
-        handle = PolicyHandle(model, tok, config.grpo_steps * config.passes, run.sampling, tokenizer_digest(tok))
+        handle = PolicyHandle(model, tok, config.grpo_steps * config.passes, run.sampling, tokenizer_digest(tok), fmt,
+                              precision)
         after, _ = evaluate(handle, run.heldout, config, grader, "trl")
         timing["eval"] = time.perf_counter() - t0
         rows = [dict(r, step=i) for i, r in enumerate(trainer.state.log_history)]
