@@ -143,7 +143,7 @@ def run(n: int = 200, latency_n: int = 60, address: str | None = None, workers: 
         if cluster is not None:
             cluster.shutdown()
     local["median_ms"], fleet["median_ms"] = statistics.median(lat_local) * 1000, statistics.median(lat_ray) * 1000
-    paired = statistics.median(r - l for l, r in zip(lat_local, lat_ray)) * 1000
+    paired = statistics.median(remote - here for here, remote in zip(lat_local, lat_ray)) * 1000
     names = (f"VerifierPool ({workers} threads)", f"RayVerifierPool ({workers} actors, {nodes} nodes)")
     print(f"{'pool':36s} {'median ms/verif':>16s} {'slot service ms':>16s} {'verif/s':>9s} {'utilization':>12s}")
     for name, row in zip(names, (local, fleet)):

@@ -107,7 +107,7 @@ def report(row: dict) -> str:
              f"{m['utilization_sampled']:14.3f} +- {m['utilization_sampled_se']:.3f}",
              f"  {'in the system L = lambda W':34s} {p['in_system']:14.2f} "
              f"{m['in_system_sampled']:14.2f} +- {m['in_system_sampled_se']:.2f}",
-             f"  {'workers for rho <= %.1f' % p['target_utilization']:34s} {p['workers_at_target']:14d} "
+             f"  {'workers for rho <= ' + format(p['target_utilization'], '.1f'):34s} {p['workers_at_target']:14d} "
              f"{row['workers']:10d}",
              f"  mean wait / mean service = {m['wait_s'] / m['service_s']:.1f} (batches arrive at once: "
              f"most of W is queueing)" if m["service_s"] else "  no verification in the window",

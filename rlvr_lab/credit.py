@@ -100,7 +100,7 @@ def fork_set(horizon, forks) -> list[int]:
     try:
         ks = [v.integer("forks", k, 1, h - 1) for k in forks]
     except TypeError:
-        raise ValueError(f"forks must be 'all' or an iterable of turn indices in [1, {h - 1}], got {forks!r}")
+        raise ValueError(f"forks must be 'all' or an iterable of turn indices in [1, {h - 1}], got {forks!r}") from None
     if len(set(ks)) != len(ks):
         raise ValueError(f"forks must be distinct turn indices in [1, {h - 1}], got {list(forks)!r}")
     return sorted(ks)

@@ -20,7 +20,7 @@ to float64 tensors) and return tensors. Bad input raises ValueError naming the a
 
 from __future__ import annotations
 
-import math
+import math  # noqa: F401 (the doctests use it)
 import warnings
 
 import numpy as np

@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import platform
 import shutil
-import sys
 import tempfile
 
 import numpy as np

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import asdict, dataclass
-from typing import Iterable
+from collections.abc import Iterable
 
 import torch
 
@@ -194,7 +194,7 @@ def _cache_keyword(model) -> str:
     return _cache_keyword_of(type(base))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cache_keyword_of(model_class) -> str:
     import inspect
 
@@ -278,8 +278,8 @@ def sample(model, prompts: list[list[int]], cfg: SamplingConfig, eos_id: int, pa
                     use_cache=True, **{cache_arg: cache})
         cache, logits = _cache_of(out), out.logits[:, -1, :]
         next_pos = next_pos + 1
-    return [Sample(list(p), t, l, "eos" if t and t[-1] in ends else "stop" if stop else "length")
-            for p, t, l, stop in zip(prompts, toks, lps, stopped)]
+    return [Sample(list(p), t, lp, "eos" if t and t[-1] in ends else "stop" if stop else "length")
+            for p, t, lp, stop in zip(prompts, toks, lps, stopped)]
 
 
 def pad_batch(sequences: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:

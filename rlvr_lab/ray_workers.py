@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 #: Seconds a lost batch waits for a slot on another machine before any slot may take it.
 AVOID_S = 10.0

@@ -88,7 +88,7 @@ class RolloutRecord:
         return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
 
     @classmethod
-    def from_dict(cls, data: dict) -> "RolloutRecord":
+    def from_dict(cls, data: dict) -> RolloutRecord:
         """Inverse of ``asdict``."""
         data = dict(data)
         data["invocations"] = [Invocation(**c) for c in data["invocations"]]

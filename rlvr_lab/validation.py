@@ -44,7 +44,7 @@ def real(name: str, value, lo: float = -math.inf, hi: float = math.inf,
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number{_range(lo, hi, lo_open, hi_open, ' ')}, got {value!r}")
+        raise ValueError(f"{name} must be a real number{_range(lo, hi, lo_open, hi_open, ' ')}, got {value!r}") from None
     ok = ~np.isnan(arr)
     ok &= (arr > lo) if lo_open else (arr >= lo)
     ok &= (arr < hi) if hi_open else (arr <= hi)

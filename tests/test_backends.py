@@ -204,7 +204,7 @@ def _check(rows: dict, backend: str, connections: int) -> None:
     expected = expectations()[backend]
     wrong = {n: (r["outcome"], r["stop"]) for n, r in rows.items() if r["outcome"] not in expected[n]}
     assert not wrong, f"{backend}: outcomes differ from backends.json: {wrong}"
-    for name, row in rows.items():
+    for row in rows.values():
         assert row["backend"] == backend and not row["hidden_changed"], row
         if backend != "process-no-landlock":  # the weakest mode's losses are recorded, not asserted away
             assert not row["sentinel_left"] and not row["marker_alive"], row

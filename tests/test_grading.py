@@ -438,7 +438,7 @@ def test_grading_as_a_non_root_user():
         os.makedirs(folder)
         with open(os.path.join(folder, EX1), "w", encoding="utf-8") as handle:
             json.dump(_load(SOLUTIONS, EX1), handle)
-        for root, dirs, files in os.walk(work):
+        for root, _dirs, files in os.walk(work):
             os.chmod(root, 0o777)
             for name in files:
                 os.chmod(os.path.join(root, name), 0o644)

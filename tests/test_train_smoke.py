@@ -29,9 +29,9 @@ def _assert_complete(rec, config):
     assert calls and calls[0].prefix_ids[:1] == [1]
     for call in calls:
         assert len(call.completion_ids) == len(call.behaviour_logprobs) > 0
-        assert all((lp <= 0 and math.isfinite(lp) for lp in call.behaviour_logprobs))
+        assert all(lp <= 0 and math.isfinite(lp) for lp in call.behaviour_logprobs)
         assert call.policy_version == rec.policy_version
-    assert rec.completion_tokens == sum((len(c.completion_ids) for c in calls))
+    assert rec.completion_tokens == sum(len(c.completion_ids) for c in calls)
     assert rec.admitted in (True, False) and (rec.admitted or rec.exclusion_reason)
 
 

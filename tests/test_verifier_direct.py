@@ -12,7 +12,6 @@ import signal
 import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Callable
+from collections.abc import Callable
 
 import ipywidgets as w
 

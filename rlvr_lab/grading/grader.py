@@ -21,7 +21,7 @@ from dataclasses import replace
 from rlvr_lab.grading.admission import (DEFAULT_KEY, collect_submissions, load_key, match_exercise, read_notebook,
                                         static_notes)
 from rlvr_lab.grading.code_parts import ungraded
-from rlvr_lab.grading.exports import Outputs, load_marks, write_csv, write_outputs
+from rlvr_lab.grading.exports import Outputs, load_marks, write_csv, write_outputs  # noqa: F401 (write_csv re-exported)
 from rlvr_lab.grading.gradescope import Layout, submitter_names
 from rlvr_lab.grading.roster import add_totals, counted, student_of
 from rlvr_lab.grading.worker import (

@@ -107,7 +107,7 @@ def read_marks(path: str, key_module, students=None) -> dict:
         for row in reader:
             line = reader.line_num
 
-            def fail(why: str):
+            def fail(why: str, line: int = line):
                 return ValueError(f"marks file {path!r}, line {line}: {why}")
 
             student, exercise = sheet_text(row["student"] or "").strip(), (row["exercise"] or "").strip().lower()

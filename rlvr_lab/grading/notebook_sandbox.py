@@ -107,7 +107,7 @@ def stage_library(dest: str, source: Path = LIBRARY) -> str:
     shutil.copytree(source, target, ignore=lambda folder, names: [n for n in names if n in HIDDEN_FOLDERS
                                                                   or n in HIDDEN_NAMES or n.endswith(".pyc")])
     shutil.copyfile(source / "grading" / EXECUTOR, os.path.join(dest, EXECUTOR))
-    for root, dirs, files in os.walk(dest):
+    for root, _dirs, files in os.walk(dest):
         os.chmod(root, 0o755)
         for name in files:
             os.chmod(os.path.join(root, name), 0o644)
@@ -234,7 +234,7 @@ class NotebookRunner:
         ``labels[i]`` is how reasons name code cell ``i`` (the notebook's cell number; default i + 1).
         """
         self._labels = labels or list(range(1, len(cells) + 1))
-        for attempt in range(2):
+        for _attempt in range(2):
             result = self._run_once(cells, names)
             if result.outcome != "infra" or result.cells_run:
                 return result

@@ -43,7 +43,7 @@ class KeyData:
     """``(file name, text)`` of each hidden test of the code parts (the key folder's ``hidden/test_*.py``)."""
 
     @classmethod
-    def from_dir(cls, key_dir: str) -> "KeyData":
+    def from_dir(cls, key_dir: str) -> KeyData:
         """Read ``exercise_key.py`` and the hidden tests from the key folder (the grader's machine only)."""
         with open(os.path.join(key_dir, KEY_MODULE), encoding="utf-8") as handle:
             source = handle.read()

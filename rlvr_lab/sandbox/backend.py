@@ -185,10 +185,10 @@ class SandboxBackend(abc.ABC):
         randomness. Raise :class:`SandboxUnavailable` when no sandbox can start here at all (no engine,
         no namespaces) and :class:`SandboxFault` for a transient infrastructure failure."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (a hook: a backend with nothing to release keeps it empty)
         """Release helper processes or containers (idempotent)."""
 
-    def __enter__(self) -> "SandboxBackend":
+    def __enter__(self) -> SandboxBackend:
         return self
 
     def __exit__(self, *exc: object) -> None:

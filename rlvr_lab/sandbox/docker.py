@@ -234,12 +234,12 @@ class DockerBackend(SandboxBackend):
             while sock is None:
                 try:
                     sock, _ = listener.accept()
-                except socket.timeout:
+                except TimeoutError:
                     container.reload()
                     if not container.attrs["State"].get("Running") or time.monotonic() > deadline:
                         logs = container.logs()[-300:].decode(errors="replace")
                         raise SandboxFault(f"sandbox server did not connect (status "
-                                           f"{container.attrs['State'].get('Status')}): {logs}")
+                                           f"{container.attrs['State'].get('Status')}): {logs}") from None
         except Exception as exc:
             try:
                 container.remove(force=True)

@@ -162,7 +162,7 @@ class LocalSession(SandboxSession):
     (the init's pid, or an error) is read when the session is killed.
     """
 
-    def __init__(self, backend: "LocalBackend", sock: socket.socket):
+    def __init__(self, backend: LocalBackend, sock: socket.socket):
         self.backend = backend
         self.pid: int | None = None
         self.channel = SocketChannel(sock)

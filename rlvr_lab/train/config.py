@@ -255,7 +255,7 @@ class TrainConfig:
                 raise ValueError(f"{name} must be {allowed}, got {getattr(self, name.split('/')[0])!r}")
 
     @classmethod
-    def preset(cls, name: str, **overrides) -> "TrainConfig":
+    def preset(cls, name: str, **overrides) -> TrainConfig:
         """A named preset with optional field overrides.
 
         >>> TrainConfig.preset("ci").grpo_steps
@@ -290,7 +290,7 @@ class TrainConfig:
             base["max_lag"] = base.get("passes", cls.passes)
         return cls(**base)
 
-    def with_overrides(self, **overrides) -> "TrainConfig":
+    def with_overrides(self, **overrides) -> TrainConfig:
         """A copy with some fields replaced (validated again)."""
         return replace(self, **overrides)
 

@@ -51,7 +51,7 @@ class VerdictCache:
         self.cache_hits = 0
         self.seconds = 0.0
 
-    def submit(self, items: list[tuple[Candidate, Fixture]]) -> "PendingGrades":
+    def submit(self, items: list[tuple[Candidate, Fixture]]) -> PendingGrades:
         """Send the (candidate, fixture) pairs the cache cannot answer to the pool; returns at once."""
         keys = [(f.name, f.version, f.checker_version, c.digest) for c, f in items]
         by_fixture: dict[tuple[str, str, str], list[tuple[tuple[str, str, str, str], Candidate, Fixture]]] = {}
@@ -71,7 +71,7 @@ class VerdictCache:
             self.submitted += len(todo)
         return PendingGrades(keys, futures)
 
-    def wait(self, pending: "PendingGrades") -> list[tuple[Verdict, bool]]:
+    def wait(self, pending: PendingGrades) -> list[tuple[Verdict, bool]]:
         """Verdicts of a :meth:`submit`, in order, each with a ``cached`` flag; seconds spent waiting are
         added to :attr:`seconds`."""
         start = time.perf_counter()

@@ -11,7 +11,7 @@ it tests the plumbing (dropout, dtype, LoRA, chat template, stop strings, replay
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 #: ChatML, the template of the Qwen2.5 instruct models (a system turn is added when the messages have none).
 CHATML = ("{% if messages[0]['role'] != 'system' %}<|im_start|>system\nYou are a helpful coding assistant."

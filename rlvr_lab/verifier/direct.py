@@ -24,7 +24,7 @@ import functools
 import random
 import sys
 import types
-from typing import Mapping
+from collections.abc import Mapping
 
 #: Names pytest treats specially at module level; a file defining one is not plain.
 SPECIAL_NAMES = frozenset({"pytestmark", "__test__", "setup_module", "teardown_module", "setUpModule",

@@ -13,7 +13,8 @@ import ast
 import os
 import random
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 #: Longest report excerpt kept in a trial's ``detail``, characters.
 DETAIL_CHARS = 400

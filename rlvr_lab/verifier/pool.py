@@ -19,7 +19,7 @@ import queue
 import threading
 import time
 from concurrent.futures import Future
-from typing import Iterable
+from collections.abc import Iterable
 
 from rlvr_lab.verifier.meter import PoolMeter
 from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
@@ -65,7 +65,7 @@ class PoolFront:
     fixture, trials, block, timeout)`` (:class:`VerifierPool`, :class:`~.ray_pool.RayVerifierPool`)."""
 
     def submit(self, candidate: Candidate, fixture: Fixture, trials: int | None = None, block: bool = True,
-               timeout: float | None = None) -> "Future[Verdict]":
+               timeout: float | None = None) -> Future[Verdict]:
         """Queue one verification; blocks while the queue is full (see the module docstring)."""
         return self.submit_many([candidate], fixture, trials, block, timeout)[0]
 
@@ -144,7 +144,7 @@ class VerifierPool(PoolFront):
                     future.set_exception(exc)
 
     def submit_many(self, candidates: Iterable[Candidate], fixture: Fixture, trials: int | None = None,
-                    block: bool = True, timeout: float | None = None) -> "list[Future[Verdict]]":
+                    block: bool = True, timeout: float | None = None) -> list[Future[Verdict]]:
         """Queue several verifications against one fixture as one entry, verified in a row by one slot;
         one future per candidate, in order. Backpressure as :meth:`submit` (the entry counts once)."""
         if self._closed:
@@ -188,7 +188,7 @@ class VerifierPool(PoolFront):
             v.close()
         self.meter.close()
 
-    def __enter__(self) -> "VerifierPool":
+    def __enter__(self) -> VerifierPool:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -120,7 +120,7 @@ class LocalCluster:
         try:
             self._start("head", ["--head", f"--port={self.port}", "--include-dashboard=false",
                                  f"--temp-dir={self.temp_dir}"])
-            for i in range(workers):
+            for _ in range(workers):
                 self.add_worker()
         except BaseException:
             self.shutdown()
@@ -181,7 +181,7 @@ class LocalCluster:
             self.stop_node(node)
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
-    def __enter__(self) -> "LocalCluster":
+    def __enter__(self) -> LocalCluster:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -19,7 +19,7 @@ import os
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
-from typing import Iterable
+from collections.abc import Iterable
 
 from rlvr_lab.ray_workers import Call, QueueClosed, QueueFull, RayWorkers, node_name
 from rlvr_lab.ray_workers import ray_module as fleet_ray_module
@@ -85,7 +85,7 @@ class LostAttempt:
 class Verification(Call):
     """One candidate of a ``submit_many``: sent to a slot's actor, answered through its future."""
 
-    def __init__(self, pool: "RayVerifierPool", future: Future, candidate: Candidate, fixture: Fixture,
+    def __init__(self, pool: RayVerifierPool, future: Future, candidate: Candidate, fixture: Fixture,
                  trials: int | None, admitted: float):
         self.pool, self.future, self.candidate, self.fixture, self.trials = pool, future, candidate, fixture, trials
         self.admitted = admitted
@@ -206,7 +206,7 @@ class RayVerifierPool(PoolFront):
 
     # -- the futures API -----------------------------------------------------------------------------
     def submit_many(self, candidates: Iterable[Candidate], fixture: Fixture, trials: int | None = None,
-                    block: bool = True, timeout: float | None = None) -> "list[Future[Verdict]]":
+                    block: bool = True, timeout: float | None = None) -> list[Future[Verdict]]:
         """Queue several verifications against one fixture as one entry (as VerifierPool.submit_many)."""
         candidates = request_candidates(candidates, fixture)
         asked = time.perf_counter()
@@ -241,7 +241,7 @@ class RayVerifierPool(PoolFront):
         self._slots.close(cancel_pending)
         self.meter.close()
 
-    def __enter__(self) -> "RayVerifierPool":
+    def __enter__(self) -> RayVerifierPool:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Mapping
+from collections.abc import Mapping
 
 from rlvr_lab.sandbox.backend import Limits
 

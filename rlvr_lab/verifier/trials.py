@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from rlvr_lab.verifier.schema import TrialResult
 

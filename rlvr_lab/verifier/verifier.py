@@ -265,7 +265,7 @@ class Verifier:
             if self._owns_dir:
                 shutil.rmtree(self.slot_dir, ignore_errors=True)
 
-    def __enter__(self) -> "Verifier":
+    def __enter__(self) -> Verifier:
         return self
 
     def __exit__(self, *exc: object) -> None:

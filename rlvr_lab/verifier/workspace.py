@@ -18,7 +18,7 @@ import posixpath
 import shutil
 import stat
 from pathlib import Path
-from typing import Mapping
+from collections.abc import Mapping
 
 from rlvr_lab.verifier.schema import Candidate, Fixture
 
