@@ -35,7 +35,7 @@ _PLAIN_BASES = (bool, int, float, str, bytes, bytearray, list, tuple, dict, set,
 #: side has itself (a candidate's function would have to run on the trusted side, so it never crosses).
 FACTORIES = {f.__name__: f for f in (list, int, set, dict, str, float, tuple, frozenset, bool)}
 #: Pair-holding library types that cross by value with their exact type, by wire tag.
-MAPPINGS = {"$od": collections.OrderedDict, "$c": collections.Counter}
+MAPPINGS = {"$od": collections.OrderedDict, "$c": lambda pairs: collections.Counter(dict(pairs))}
 
 
 class NonPlainValue(TypeError):
