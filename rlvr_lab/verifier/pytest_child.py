@@ -29,7 +29,7 @@ from rlvr_lab.sandbox.backend import SocketChannel
 from rlvr_lab.verifier.judging import RecordPlugin
 from rlvr_lab.verifier.proxy.client import ProxyClient
 from rlvr_lab.verifier.proxy.imports import Binding, RemoteFinder
-from rlvr_lab.verifier.proxy.values import CandidateError
+from rlvr_lab.verifier.proxy.handles import CandidateError
 from rlvr_lab.verifier.trials import secret_seed
 
 

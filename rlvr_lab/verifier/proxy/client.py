@@ -24,8 +24,8 @@ from typing import Any, Mapping
 from rlvr_lab.sandbox.backend import Channel
 from rlvr_lab.verifier import wire
 from rlvr_lab.verifier.proxy.server import MAX_FRAME, MAX_MESSAGE, Shared
-from rlvr_lab.verifier.proxy.values import (CandidateError, Graph, RemoteObject, SandboxGone, TrialDeadline, decode,
-                                            encode, load_objects, safe_exception)
+from rlvr_lab.verifier.proxy.handles import CandidateError, RemoteObject, SandboxGone, TrialDeadline
+from rlvr_lab.verifier.proxy.values import Graph, decode, encode, load_objects, safe_exception
 
 #: Bytes of replies one trial may send the trusted runner; past it the channel is closed (the tests fail).
 MAX_REPLY_BYTES = 64 * 1024 * 1024
@@ -42,7 +42,7 @@ class ProxyClient:
                  deadline: float | None = None):
         """``shared``: the fixture's shared modules as the runner loaded them (name -> module), whose
         classes cross by value; ``deadline``: ``time.perf_counter()`` after which no request is sent
-        (:class:`~.values.TrialDeadline`)."""
+        (:class:`~.handles.TrialDeadline`)."""
         self.channel = channel
         self.shared_modules = dict(shared or {})
         self.shared = Shared(self.shared_modules.values())
