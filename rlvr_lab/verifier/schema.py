@@ -60,8 +60,8 @@ class Fixture:
 
     def __post_init__(self) -> None:
         for name in self.shared:
-            if type(name) is not str or not name.isidentifier() or name.startswith("test"):
-                raise ValueError(f"shared must hold module names (identifiers, not test_*), got {name!r}")
+            if type(name) is not str or not name.isidentifier() or name.startswith("test") or name.endswith("_test"):
+                raise ValueError(f"shared must hold module names (identifiers, not test_* or *_test), got {name!r}")
             if name in self.modules or name in sys.stdlib_module_names:
                 raise ValueError(f"shared module {name!r} must not be a candidate module or a standard-library name")
             if f"{name}.py" not in self.hidden_tests:
