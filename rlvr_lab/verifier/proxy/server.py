@@ -13,7 +13,6 @@ Command line: ``python server.py`` serves on stdin/stdout (the candidate's print
 
 import base64
 import collections
-import dataclasses
 import importlib
 import json
 import os
@@ -22,8 +21,6 @@ import struct
 import sys
 import threading
 import types
-from decimal import Decimal
-from fractions import Fraction
 
 #: Largest frame either side accepts, bytes; a bigger frame is a protocol violation.
 MAX_FRAME = 16 * 1024 * 1024
@@ -109,7 +106,8 @@ def declared_fields(cls):
     """A shared class's fields: a dataclass's fields, else the ``__slots__`` of its whole MRO, else None
     (the instance's ``__dict__`` holds them: any name the class does not define as a method or
     descriptor, see :func:`set_fields`)."""
-    if dataclasses.is_dataclass(cls):
+    dataclasses = sys.modules.get("dataclasses")  # imported by whoever defined a dataclass
+    if dataclasses is not None and dataclasses.is_dataclass(cls):
         return tuple(f.name for f in dataclasses.fields(cls))
     names = []
     for base in cls.__mro__[:-1]:
@@ -250,9 +248,12 @@ def _library(value, kind, codec, depth):
         return {"$c": _pairs(value, codec, depth)}
     if kind is collections.deque:
         return {"$q": [value.maxlen, [encode(v, codec, depth + 1) for v in value]]}
-    if kind is Fraction:
+    # fractions, decimal: looked up, not imported (a value of theirs means whoever made it imported them),
+    # so that every sandbox does not pay for their import
+    fractions, decimal = sys.modules.get("fractions"), sys.modules.get("decimal")
+    if fractions is not None and kind is fractions.Fraction:
         return {"$fr": [encode(value.numerator, codec), encode(value.denominator, codec)]}
-    if kind is Decimal:
+    if decimal is not None and kind is decimal.Decimal:
         return {"$dc": str(value)}
     if codec.shared.name_of.get(kind) in codec.shared.objects:
         return codec.ref(value)
@@ -332,6 +333,8 @@ def decode(tree, codec):
     if tag == "$b":
         return base64.b64decode(body)
     if tag == "$dc":
+        from decimal import Decimal
+
         return Decimal(body)
     if tag == "$r":
         return codec.objects[body]
@@ -347,7 +350,11 @@ def decode(tree, codec):
     if tag == "$nt":
         return tuple.__new__(named_type(body[0], body[1], codec.shared, codec.cache), [decode(v, codec) for v in body[2]])
     items = [decode(v, codec) for v in body]
-    kinds = {"$t": tuple, "$s": set, "$f": frozenset, "$fr": lambda p: Fraction(*p)}
+    if tag == "$fr":
+        from fractions import Fraction
+
+        return Fraction(*items)
+    kinds = {"$t": tuple, "$s": set, "$f": frozenset}
     if tag not in kinds:
         raise ValueError(f"unknown tag in {sorted(tree)!r}")
     return kinds[tag](items)
