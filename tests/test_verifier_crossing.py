@@ -30,6 +30,7 @@ LIMITS = Limits(wall_s=5.0, cpu_s=5, memory_mb=256, processes=16, file_mb=4, ope
 
 HELPERS = '''
 import dataclasses
+import enum
 
 
 class Node:
@@ -54,6 +55,14 @@ class Point:
 class Holder:
     def __init__(self, points):
         self.points = points
+
+
+class Table(dict):
+    pass
+
+
+class Colour(enum.Enum):
+    RED = 1
 '''
 
 
@@ -236,6 +245,14 @@ def test_the_runner_builds_its_own_class_and_sets_only_declared_fields():
                          ("helpers.dataclasses", [])]:
         with pytest.raises(ValueError):
             load_objects([[1, name, fields]], None, Graph(server.Shared([trusted_mod])))
+
+
+def test_shared_classes_built_on_c_types_or_enums_do_not_cross_by_value():
+    sandbox_mod = module("helpers", HELPERS)
+    shared = server.Shared([sandbox_mod])
+    assert {"helpers.Node", "helpers.Slotted", "helpers.Point", "helpers.Holder"} == set(shared.objects)
+    with pytest.raises(server.NonPlainValue, match="subclasses a builtin type"):
+        cross(sandbox_mod.Table(), sandbox_mod, module("helpers", HELPERS))
 
 
 def test_a_shared_object_without_shared_modules_is_not_plain_data():

@@ -31,6 +31,8 @@ _PLAIN_BASES = (bool, int, float, str, bytes, bytearray, list, tuple, dict, set,
 #: The ``default_factory`` values a ``defaultdict`` may carry across, by name: builtins the receiving
 #: side has itself (a candidate's function would have to run on the trusted side, so it never crosses).
 FACTORIES = {f.__name__: f for f in (list, int, set, dict, str, float, tuple, frozenset, bool)}
+#: ``Py_TPFLAGS_HEAPTYPE``: set on classes written in Python, clear on builtin types written in C.
+HEAPTYPE = 1 << 9
 #: Pair-holding library types that cross by value with their exact type, by wire tag.
 MAPPINGS = {"$od": collections.OrderedDict, "$c": lambda pairs: collections.Counter(dict(pairs))}
 
@@ -84,11 +86,11 @@ class Shared:
             name = f"{module.__name__}.{value.__qualname__}"
             if issubclass(value, tuple) and type(getattr(value, "_fields", None)) is tuple:
                 self.named[name] = value
-            elif all(base is object or base.__module__ != "builtins" for base in value.__mro__) \
-                    and not issubclass(value, BaseException):
+            elif type(value) is type and not issubclass(value, BaseException) and all(
+                    base is object or base.__flags__ & HEAPTYPE for base in value.__mro__):
                 self.objects[name] = value
             else:
-                continue  # a subclass of a builtin type: refused like a candidate's
+                continue  # built on a type written in C (dict, deque, ...), an enum, an exception: not by value
             self.name_of[value] = name
 
 
