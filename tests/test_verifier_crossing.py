@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import json
+import shutil
 import types
 from decimal import Decimal
 from fractions import Fraction
@@ -19,7 +20,7 @@ from fractions import Fraction
 import pytest
 
 from rlvr_lab.verifier import Verifier
-from rlvr_lab.verifier.fixtures import list_references, load_fixture, load_reference, read_manifest
+from rlvr_lab.verifier.fixtures import fixtures_dir, list_references, load_fixture, load_reference, read_manifest
 from rlvr_lab.verifier.proxy import server
 from rlvr_lab.verifier.proxy.client import ProxyClient
 from rlvr_lab.verifier.proxy.values import (Graph, NotPlainData, TrialDeadline, decode, encode, load_objects)
@@ -461,6 +462,16 @@ def test_an_endless_generator_is_a_fail_at_the_deadline(verifier):
     verdict = verifier.verify(Candidate({"solution.py": body}), fx)
     assert verdict.outcome == "fail", verdict.trials
     assert verdict.trials[-1].reason in ENDLESS, verdict.trials
+
+
+def test_manifest_shared_modules_must_be_a_list(tmp_path):
+    copy = tmp_path / "fx"
+    shutil.copytree(fixtures_dir() / "linked_reverse_01", copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["shared_modules"] = "listnode"
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match="shared_modules must be a list"):
+        load_fixture(copy)
 
 
 def test_manifest_shared_modules_are_checked():

@@ -111,6 +111,9 @@ def load_fixture(name_or_path: str | os.PathLike) -> Fixture:
     trials = manifest["trials"]
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
         raise ValueError(f"manifest trials must be a positive integer, got {trials!r}")
+    shared = manifest.get("shared_modules", [])
+    if not isinstance(shared, list):
+        raise ValueError(f"manifest shared_modules must be a list of module names, got {shared!r}")
     known = set(Limits.__dataclass_fields__)
     unknown = sorted(set(manifest["limits"]) - known)
     if unknown:
@@ -127,7 +130,7 @@ def load_fixture(name_or_path: str | os.PathLike) -> Fixture:
         trials=trials,
         checker_version=manifest["checker_version"],
         description=manifest.get("description", ""),
-        shared=tuple(manifest.get("shared_modules", ())),
+        shared=tuple(shared),
     )
 
 
