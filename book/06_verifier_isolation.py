@@ -101,6 +101,28 @@ if ON_COLAB:
 # alike (the test suite checks them case by case against `Verifier(test_runner="pytest")`). What the
 # direct route gives up is pytest's assertion rewriting: a failed `assert` is reported by its source line,
 # not with the values it compared. Each verdict names its route in `verdict.test_runner`.
+#
+# ### What crosses the boundary, and why
+#
+# The hidden tests hold no candidate object: whatever they receive must be something whose code is the
+# runner's own, or the candidate could decide an assertion (an object whose `__eq__` always says yes).
+# Plain data crosses by value with its exact type, and so do the standard library's containers and numbers
+# (`defaultdict` with a builtin factory such as `list`, `OrderedDict`, `Counter`, `deque` with its
+# `maxlen`, `Fraction`, `Decimal`); a candidate's subclass of any of them is refused or stays a handle that
+# equals only itself. A candidate's named tuple arrives as a named tuple the runner makes from the name and
+# field names, so `result == (1, 2)` and `result.x` behave as in plain Python without the candidate's
+# methods. Linked lists, trees and graphs are built from classes of a test-helper module that the fixture
+# declares as shared (`shared_modules` in its manifest, such as `listnode.py`); their objects cross *by
+# value*, as a table of objects with their fields and references by id, so cycles and shared nodes arrive
+# as they were sent, and each side rebuilds them from its own copy of the module, setting declared fields
+# only, never unpickling and never running the other side's code. The sandbox executes the fixture's copy
+# before the candidate's first import, so a candidate file of the same name is never used. By value means
+# copies: a test checks what a function returns, not an argument the candidate changed in place (handles
+# would keep identity, at a round trip per attribute read and with `==` reduced to identity). Everything
+# else, generators included, stays in the sandbox behind a handle: each `next()` is one bounded request,
+# the generator's own exception arrives as the test's exception, and requests stop at the trial's time
+# limit, so an endless generator is a failed test, not a hung grader. The course's small fixtures
+# `linked_reverse_01`, `graph_cycle_01`, `graph_bfs_01` and `windows_gen_01` exercise each case.
 
 # %%
 from rlvr_lab.verifier import Verifier, VerifierPool

@@ -270,3 +270,23 @@ def test_a_busy_host_stretches_the_deadline_on_docker_too(ours):
     times out by the cap. (Docker gives the container its own cgroup and so a fair CPU share, so the
     correct candidate is seldom slowed past ``wall_s`` here; the local backend's test shows that case.)"""
     check_busy_host(ours)
+
+
+#: The course's crossing fixtures (issue 28) with one buggy reference each.
+CROSSING = (("linked_reverse_01", "bad_returns_old_head"), ("graph_cycle_01", "bad_seen_is_cycle"),
+            ("graph_bfs_01", "bad_depth_first"), ("windows_gen_01", "bad_misses_last"))
+
+
+def test_shared_objects_and_generators_cross_on_docker(ours):
+    """Shared-class graphs, named tuples and generators cross the container's proxy as the local one's,
+    on both routes: fixed versions pass, buggy ones fail in a test, never for what crossed."""
+    with Verifier(backend="docker", retries=0, test_runner="pytest") as by_pytest:
+        for verifier in (ours, by_pytest):
+            for name, bad in CROSSING:
+                fx = load_fixture(name)
+                good = verifier.verify(load_reference(name, "good"), fx)
+                assert good.outcome == "pass" and good.backend == "docker", (name, good.trials)
+                verdict = verifier.verify(load_reference(name, bad), fx)
+                assert verdict.outcome == "fail", (name, verdict.trials)
+                assert verdict.trials[-1].reason == "test failed in call", (name, verdict.trials)
+                assert "NonPlainValue" not in verdict.trials[-1].detail, (name, verdict.trials)

@@ -147,8 +147,9 @@ def _file_refusal(path: str, tree: ast.Module) -> str:
     return ""
 
 
-def direct_refusal(hidden_tests: Mapping[str, str]) -> str:
+def direct_refusal(hidden_tests: Mapping[str, str], shared: tuple[str, ...] = ()) -> str:
     """Why the hidden tests need pytest ('' when every file is plain and the direct path applies).
+    ``shared``: the fixture's shared modules (``<name>.py``), helpers the tests import, not tests.
 
     >>> direct_refusal({"test_a.py": "from solution import f\\n\\ndef test_f():\\n    assert f(1) == 2\\n"})
     ''
@@ -159,7 +160,10 @@ def direct_refusal(hidden_tests: Mapping[str, str]) -> str:
     """
     if not hidden_tests:
         return "no hidden tests"
+    helpers = {f"{name}.py" for name in shared}
     for path, text in sorted(hidden_tests.items()):
+        if path in helpers:
+            continue
         if not is_test_file(path):
             return f"{path} is not a test file"
         problem = _scan(path, text)[0]

@@ -7,7 +7,8 @@ version, the paths a candidate may change, the modules the hidden tests import, 
         manifest.json        name, version, checker_version, allowed_paths, modules, trials, limits, ...
         src/                 the base revision tree (what a candidate starts from)
         public_tests/        tests a policy may see
-        hidden/              the acceptance suite it never sees
+        hidden/              the acceptance suite it never sees, with its shared helper modules
+                             (``shared_modules`` in the manifest: classes that cross the proxy by value)
         reference/<patch>/   known-good and known-bad patches: files that replace files of src/
 
 The exploit gallery lives in ``fixtures/exploits/<name>/``: a one-line ``README.md`` saying what the
@@ -110,6 +111,9 @@ def load_fixture(name_or_path: str | os.PathLike) -> Fixture:
     trials = manifest["trials"]
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
         raise ValueError(f"manifest trials must be a positive integer, got {trials!r}")
+    shared = manifest.get("shared_modules", [])
+    if not isinstance(shared, list):
+        raise ValueError(f"manifest shared_modules must be a list of module names, got {shared!r}")
     known = set(Limits.__dataclass_fields__)
     unknown = sorted(set(manifest["limits"]) - known)
     if unknown:
@@ -126,6 +130,7 @@ def load_fixture(name_or_path: str | os.PathLike) -> Fixture:
         trials=trials,
         checker_version=manifest["checker_version"],
         description=manifest.get("description", ""),
+        shared=tuple(shared),
     )
 
 

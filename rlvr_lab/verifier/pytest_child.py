@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import importlib.util
 import json
 import os
 import random
@@ -19,6 +20,7 @@ import signal
 import socket
 import sys
 import time
+import types
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,7 @@ from rlvr_lab.sandbox.backend import SocketChannel
 from rlvr_lab.verifier.judging import RecordPlugin
 from rlvr_lab.verifier.proxy.client import ProxyClient
 from rlvr_lab.verifier.proxy.imports import Binding, RemoteFinder
-from rlvr_lab.verifier.proxy.values import CandidateError
+from rlvr_lab.verifier.proxy.handles import CandidateError
 from rlvr_lab.verifier.trials import secret_seed
 
 
@@ -149,6 +151,10 @@ class TrialJob:
     """``direct``: the hidden test files, relative to ``test_dir``."""
     here: bool = False
     """``direct``: run in the runner process itself, under a watchdog (no fork)."""
+    shared: tuple[str, ...] = ()
+    """The fixture's shared modules (``<name>.py`` in ``test_dir``), whose classes cross by value."""
+    deadline: float = 0.0
+    """``time.perf_counter()`` after which the proxy sends no request (0: none)."""
 
     def to_bytes(self) -> bytes:
         return json.dumps(asdict(self)).encode()
@@ -157,7 +163,25 @@ class TrialJob:
     def from_bytes(cls, data: bytes) -> "TrialJob":
         fields = json.loads(data.decode())
         return cls(str(fields["test_dir"]), int(fields["seed"]), tuple(fields["modules"]), str(fields["mode"]),
-                   tuple(fields["files"]), bool(fields["here"]))
+                   tuple(fields["files"]), bool(fields["here"]), tuple(fields["shared"]), float(fields["deadline"]))
+
+
+def shared_modules(test_dir: str, names: tuple[str, ...]) -> dict[str, types.ModuleType]:
+    """The fixture's shared modules as the hidden tests see them: the module already imported from
+    ``test_dir`` (by pytest's collection), else loaded from its file there into ``sys.modules``. Always
+    the runner's own copy: the candidate's files are never on this process's path."""
+    modules = {}
+    for name in names:
+        path = os.path.realpath(os.path.join(test_dir, f"{name}.py"))
+        module = sys.modules.get(name)
+        loaded = getattr(module, "__file__", None)
+        if module is None or not loaded or os.path.realpath(loaded) != path:
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+        modules[name] = module
+    return modules
 
 
 class TrialProcess:
@@ -203,9 +227,11 @@ class TrialProcess:
         """Seed the hidden tests' ``random`` from the secret, bind the proxy to this trial's sandbox (whose
         own seed is derived the same way) and run the job; the record for the judge."""
         random.seed(secret_seed(self.secret, job.seed, "tests"))
-        client = ProxyClient(channel)
+        shared = shared_modules(job.test_dir, job.shared)
+        client = ProxyClient(channel, shared, job.deadline or None)
+        sources = {name: Path(module.__file__).read_text(encoding="utf-8") for name, module in shared.items()}
         try:
-            client.init(secret_seed(self.secret, job.seed, "sandbox"))
+            client.init(secret_seed(self.secret, job.seed, "sandbox"), sources)
         except CandidateError:
             pass  # the tests will meet the dead sandbox and fail; the runner reads the sandbox's record
         self.binding.client = client
@@ -238,6 +264,7 @@ class TrialProcess:
 
         finder, binding = self.finder, self.binding
         saved = (finder.modules, binding.client, binding.star_names, random.getstate())
+        had_shared = frozenset(name for name in job.shared if name in sys.modules)  # e.g. pytest collected them
         kept = {name: sys.modules.pop(name) for name in list(sys.modules) if name.split(".")[0] in finder.modules}
         previous = signal.signal(signal.SIGALRM, overrun)
         try:
@@ -250,7 +277,7 @@ class TrialProcess:
             armed[0] = False
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
-            drop_modules(finder.modules | frozenset(job.modules))
+            drop_modules(finder.modules | frozenset(job.modules) | (frozenset(job.shared) - had_shared))
             finder.modules, binding.client, binding.star_names, state = saved
             random.setstate(state)
             sys.modules.update(kept)

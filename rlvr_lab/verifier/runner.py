@@ -129,7 +129,7 @@ class SlotRunner:
 
     # -- hidden tests ------------------------------------------------------------------------------
     def _fixture_dir(self, fixture: Fixture) -> FixtureEntry:
-        blob = json.dumps([sorted(fixture.hidden_tests.items()), list(fixture.modules)]).encode()
+        blob = json.dumps([sorted(fixture.hidden_tests.items()), list(fixture.modules), list(fixture.shared)]).encode()
         key = hashlib.sha256(blob).hexdigest()[:20]
         if key in self.fixtures:
             self.fixtures.move_to_end(key)
@@ -147,10 +147,11 @@ class SlotRunner:
                 target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8")
             os.rename(tmp, directory)
-        plain = not direct_refusal(fixture.hidden_tests)
-        here = plain and not inprocess_refusal(fixture.hidden_tests, tuple(fixture.modules))
+        shared_files = {f"{name}.py" for name in fixture.shared}
+        plain = not direct_refusal(fixture.hidden_tests, tuple(fixture.shared))
+        here = plain and not inprocess_refusal(fixture.hidden_tests, tuple(fixture.modules) + tuple(fixture.shared))
         entry = FixtureEntry(directory, expected_tests(fixture.hidden_tests),
-                             tuple(sorted(fixture.hidden_tests)) if plain else (), here)
+                             tuple(sorted(set(fixture.hidden_tests) - shared_files)) if plain else (), here)
         self.fixtures[key] = entry
         while len(self.fixtures) > FIXTURE_CACHE:
             old, old_entry = self.fixtures.popitem(last=False)
@@ -252,13 +253,13 @@ class SlotRunner:
             if any("pytest" in fixture.hidden_tests[rel] for rel in entry.plain):
                 import pytest  # noqa: F401  (pytest.raises and friends, imported once, before any fork)
             here = entry.here and threading.current_thread() is threading.main_thread()  # SIGALRM watchdog
-            return TrialJob(*job, "direct", tuple(entry.plain), here)
+            return TrialJob(*job, "direct", tuple(entry.plain), here, tuple(fixture.shared))
         if str(entry.directory) not in self._star_names:  # what a star import binds while collecting
             sources = [text for rel, text in fixture.hidden_tests.items() if rel.endswith(".py")]
             star = proxy_import.star_imports(sources, tuple(fixture.modules))
             self._star_names[str(entry.directory)] = proxy_import.free_names(sources) if star else None
         precollected = self._precollect(entry.directory, tuple(fixture.modules))
-        return TrialJob(*job, "precollected" if precollected else "collect")
+        return TrialJob(*job, "precollected" if precollected else "collect", shared=tuple(fixture.shared))
 
     def run_trial(self, graded: Path, fixture: Fixture, entry: FixtureEntry, seed: int,
                   direct: bool = True) -> TrialResult:
@@ -271,6 +272,9 @@ class SlotRunner:
         except SandboxFault as exc:
             return TrialResult("pending", time.perf_counter() - start, seed, "sandbox did not start", str(exc)[:DETAIL_CHARS])
         deadline = start + wire.trial_budget_s(limits.wall_s)
+        # the proxy stops sending at the longest the sandbox may run, before the runner's own deadline:
+        # an endless generator is then a failed test, not an overrun runner
+        job = replace(job, deadline=start + wire.STRETCH_MAX * limits.wall_s)
         if job.here:
             data, runner_problem = self._trial_process().run_here(session.channel, job, deadline)
         else:

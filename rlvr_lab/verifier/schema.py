@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from dataclasses import asdict, dataclass, field
 from collections.abc import Mapping
 
@@ -52,6 +53,19 @@ class Fixture:
     """Version of the hidden acceptance suite (e.g. ``repair_accept_v1``), recorded in every verdict."""
     description: str = ""
     """What the task asks, as shown to the policy (prompt material, never the hidden tests)."""
+    shared: tuple[str, ...] = ()
+    """Test-helper modules (``<name>.py`` among ``hidden_tests``) whose classes cross the proxy by value,
+    e.g. a ``ListNode``; the sandbox runs the fixture's copy, never a candidate file of that name
+    (:mod:`~rlvr_lab.verifier.proxy.values`)."""
+
+    def __post_init__(self) -> None:
+        for name in self.shared:
+            if type(name) is not str or not name.isidentifier() or name.startswith("test") or name.endswith("_test"):
+                raise ValueError(f"shared must hold module names (identifiers, not test_* or *_test), got {name!r}")
+            if name in self.modules or name in sys.stdlib_module_names:
+                raise ValueError(f"shared module {name!r} must not be a candidate module or a standard-library name")
+            if f"{name}.py" not in self.hidden_tests:
+                raise ValueError(f"shared module {name!r} needs {name}.py among the hidden tests")
 
 
 @dataclass(frozen=True)

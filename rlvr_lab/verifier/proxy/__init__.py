@@ -3,7 +3,8 @@
 * :mod:`~rlvr_lab.verifier.proxy.server`: the candidate's side, run in the sandbox (standard library
   only, loaded by path from :data:`SERVER_PATH`).
 * :mod:`~rlvr_lab.verifier.proxy.client`: the runner's side, :class:`~.client.ProxyClient`.
-* :mod:`~rlvr_lab.verifier.proxy.values`: what crosses, plain data or handles, decoded strictly.
+* :mod:`~rlvr_lab.verifier.proxy.values`: what crosses by value (plain data, library values, shared
+  objects), decoded strictly; :mod:`~rlvr_lab.verifier.proxy.handles`: handles to what stays.
 * :mod:`~rlvr_lab.verifier.proxy.imports`: the import hook that makes ``import solution`` a proxy.
 
 This package imports none of them (the wire format imports the server's frame limit; the client imports

@@ -17,12 +17,15 @@ from __future__ import annotations
 import builtins
 import json
 import threading
-from typing import Any
+import time
+import types
+from typing import Any, Mapping
 
 from rlvr_lab.sandbox.backend import Channel
 from rlvr_lab.verifier import wire
-from rlvr_lab.verifier.proxy.values import CandidateError, RemoteObject, SandboxGone, decode, encode, safe_exception
-from rlvr_lab.verifier.proxy.server import MAX_FRAME, MAX_MESSAGE
+from rlvr_lab.verifier.proxy.server import MAX_FRAME, MAX_MESSAGE, Shared
+from rlvr_lab.verifier.proxy.handles import CandidateError, RemoteObject, SandboxGone, TrialDeadline
+from rlvr_lab.verifier.proxy.values import Graph, decode, encode, load_objects, safe_exception
 
 #: Bytes of replies one trial may send the trusted runner; past it the channel is closed (the tests fail).
 MAX_REPLY_BYTES = 64 * 1024 * 1024
@@ -35,8 +38,16 @@ _IMMUTABLE = (type(None), bool, int, float, str, bytes)
 class ProxyClient:
     """Multiplexed request/reply over a :class:`~rlvr_lab.sandbox.backend.Channel` to the sandbox."""
 
-    def __init__(self, channel: Channel):
+    def __init__(self, channel: Channel, shared: Mapping[str, types.ModuleType] | None = None,
+                 deadline: float | None = None):
+        """``shared``: the fixture's shared modules as the runner loaded them (name -> module), whose
+        classes cross by value; ``deadline``: ``time.perf_counter()`` after which no request is sent
+        (:class:`~.handles.TrialDeadline`)."""
         self.channel = channel
+        self.shared_modules = dict(shared or {})
+        self.shared = Shared(self.shared_modules.values())
+        self.cache: dict = {}  # named-tuple types made for this trial's replies
+        self.deadline = deadline
         self._send_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._next_id = 0
@@ -142,6 +153,8 @@ class ProxyClient:
         return value
 
     def _request(self, message: dict) -> Any:
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise TrialDeadline("the trial's time is up: no more requests to the sandbox (an endless generator?)")
         with self._state_lock:
             if self._broken is not None:
                 raise SandboxGone(f"sandbox unavailable: {self._broken}")
@@ -162,7 +175,10 @@ class ProxyClient:
             raise SandboxGone(f"sandbox unavailable: {self._broken}")
         try:
             if "ok" in reply and "err" not in reply:
-                return decode(reply["ok"], self)
+                graph = Graph(self.shared, self.cache)
+                if "objs" in reply:
+                    load_objects(reply["objs"], self, graph)
+                return decode(reply["ok"], self, graph=graph)
             err = reply.get("err")
             if type(err) is not dict or type(err.get("type")) is not str or type(err.get("msg")) is not str:
                 raise ValueError("malformed error reply")
@@ -172,8 +188,13 @@ class ProxyClient:
         raise safe_exception(err["type"][:100], err["msg"][:MAX_MESSAGE])
 
     # -- operations ------------------------------------------------------------------------------
-    def init(self, seed: int) -> None:
-        self.request({"op": "init", "seed": int(seed)})
+    def init(self, seed: int, shared_sources: Mapping[str, str] | None = None) -> None:
+        """Seed the sandbox's ``random`` and have it execute the fixture's shared modules (``shared_sources``:
+        name -> the runner's copy of the source) before any candidate import."""
+        message: dict = {"op": "init", "seed": int(seed)}
+        if shared_sources:
+            message["shared"] = dict(shared_sources)
+        self.request(message)
 
     def getattr(self, target: dict, name: str) -> Any:
         if set(target) == {"m"}:
@@ -194,11 +215,18 @@ class ProxyClient:
         return [n for n in names if not hasattr(builtins, n) and not n.startswith("__")]
 
     def setattr(self, target: dict, name: str, value: Any) -> None:
-        self.request({"op": "setattr", "target": target, "name": name, "value": encode(value)})
+        graph = Graph(self.shared, self.cache)
+        message = {"op": "setattr", "target": target, "name": name, "value": encode(value, graph=graph)}
+        if graph.found:
+            message["objs"] = graph.table()
+        self.request(message)
 
     def call(self, target: dict, args: tuple, kwargs: dict, name: str | None = None) -> Any:
+        graph = Graph(self.shared, self.cache)  # one identity table for all the arguments
         message = {"op": "call" if name is None else "callattr", "target": target,
-                   "args": [encode(a) for a in args], "kwargs": encode(dict(kwargs))}
+                   "args": [encode(a, graph=graph) for a in args], "kwargs": encode(dict(kwargs), graph=graph)}
+        if graph.found:
+            message["objs"] = graph.table()
         if name is not None:
             message["name"] = name
         return self.request(message)

@@ -5,7 +5,7 @@ Hidden tests ``import solution`` as usual, but inside the trusted runner :func:`
 attribute read or call becomes a request to the sandbox through the bound
 :class:`~rlvr_lab.verifier.proxy.client.ProxyClient`. The runner collects the hidden tests once, before any
 sandbox exists: while no client is bound (:class:`Binding`), ``from solution import f`` gives a late-bound
-:class:`~rlvr_lab.verifier.proxy.values.LazyRemote`, and a ``from solution import *`` binds the names the
+:class:`~rlvr_lab.verifier.proxy.handles.LazyRemote`, and a ``from solution import *`` binds the names the
 tests read (:func:`free_names`).
 """
 
@@ -20,7 +20,7 @@ import types
 from typing import Any
 
 from rlvr_lab.verifier.proxy.client import ProxyClient
-from rlvr_lab.verifier.proxy.values import LazyRemote, SandboxGone
+from rlvr_lab.verifier.proxy.handles import LazyRemote, SandboxGone
 
 
 class Binding:
@@ -29,7 +29,7 @@ class Binding:
     >>> Binding().get()
     Traceback (most recent call last):
     ...
-    rlvr_lab.verifier.proxy.values.SandboxGone: no sandbox is bound yet: candidate names are resolved at test time
+    rlvr_lab.verifier.proxy.handles.SandboxGone: no sandbox is bound yet: candidate names are resolved at test time
     """
 
     def __init__(self, client: ProxyClient | None = None):

@@ -12,6 +12,7 @@ Command line: ``python server.py`` serves on stdin/stdout (the candidate's print
 """
 
 import base64
+import collections
 import importlib
 import json
 import os
@@ -19,6 +20,7 @@ import random
 import struct
 import sys
 import threading
+import types
 
 #: Largest frame either side accepts, bytes; a bigger frame is a protocol violation.
 MAX_FRAME = 16 * 1024 * 1024
@@ -26,6 +28,13 @@ MAX_FRAME = 16 * 1024 * 1024
 MAX_MESSAGE = 2000
 
 _PLAIN_BASES = (bool, int, float, str, bytes, bytearray, list, tuple, dict, set, frozenset)
+#: The ``default_factory`` values a ``defaultdict`` may carry across, by name: builtins the receiving
+#: side has itself (a candidate's function would have to run on the trusted side, so it never crosses).
+FACTORIES = {f.__name__: f for f in (list, int, set, dict, str, float, tuple, frozenset, bool)}
+#: ``Py_TPFLAGS_HEAPTYPE``: set on classes written in Python, clear on builtin types written in C.
+HEAPTYPE = 1 << 9
+#: Pair-holding library types that cross by value with their exact type, by wire tag.
+MAPPINGS = {"$od": collections.OrderedDict, "$c": lambda pairs: collections.Counter(dict(pairs))}
 
 
 class NonPlainValue(TypeError):
@@ -56,22 +65,232 @@ class _Handles:
         return self._objects[hid]
 
 
-def encode(value, handles, depth=0):
+class Shared:
+    """The classes of the fixture's shared modules (test helpers such as a ``ListNode``), by wire name.
+
+    Both sides build this from their *own* copy of each module (the sandbox: the source the runner sends
+    at ``init``, executed before any candidate import; the runner: the file in its hidden-test
+    directory), so a class's code never comes from the other side. ``objects``: classes whose instances
+    cross as a graph of fields; ``named``: named-tuple classes; ``name_of``: class -> wire name.
+    """
+
+    def __init__(self, modules=()):
+        self.objects, self.named, self.name_of = {}, {}, {}
+        for module in modules:
+            self.add(module)
+
+    def add(self, module):
+        for value in list(vars(module).values()):
+            if not isinstance(value, type) or value.__module__ != module.__name__:
+                continue  # imported from elsewhere: not the fixture's own class
+            name = f"{module.__name__}.{value.__qualname__}"
+            if issubclass(value, tuple) and type(getattr(value, "_fields", None)) is tuple:
+                self.named[name] = value
+            elif type(value) is type and not issubclass(value, BaseException) and all(
+                    base is object or base.__flags__ & HEAPTYPE for base in value.__mro__):
+                self.objects[name] = value
+            else:
+                continue  # built on a type written in C (dict, deque, ...), an enum, an exception: not by value
+            self.name_of[value] = name
+
+
+def load_shared(name, source):
+    """Execute a fixture's shared module from ``source`` as module ``name`` and register it in
+    ``sys.modules`` (before the candidate's code runs, so a candidate file of that name is never used)."""
+    module = types.ModuleType(name)
+    module.__file__ = f"<fixture shared module {name}>"
+    sys.modules[name] = module
+    exec(compile(source, module.__file__, "exec", dont_inherit=True), module.__dict__)
+    return module
+
+
+def declared_fields(cls):
+    """A shared class's fields: a dataclass's fields, else the ``__slots__`` of its whole MRO, else None
+    (the instance's ``__dict__`` holds them: any name the class does not define as a method or
+    descriptor, see :func:`set_fields`)."""
+    dataclasses = sys.modules.get("dataclasses")  # imported by whoever defined a dataclass
+    if dataclasses is not None and dataclasses.is_dataclass(cls):
+        return tuple(f.name for f in dataclasses.fields(cls))
+    names = []
+    for base in cls.__mro__[:-1]:
+        if "__slots__" not in base.__dict__:
+            return None
+        slots = base.__dict__["__slots__"]
+        names.extend(n for n in ((slots,) if isinstance(slots, str) else slots) if n not in ("__dict__", "__weakref__"))
+    return tuple(names)
+
+
+_MISSING = object()
+
+
+def field_items(obj):
+    """``[(name, value)]`` of a shared object's fields that are set."""
+    names = declared_fields(type(obj))
+    if names is None:
+        return [(k, v) for k, v in vars(obj).items() if type(k) is str]
+    items = []
+    for name in names:
+        value = getattr(obj, name, _MISSING)
+        if value is not _MISSING:
+            items.append((name, value))
+    return items
+
+
+def set_fields(obj, items):
+    """Set a freshly made shared object's fields from decoded ``items``; no code of the class runs (no
+    ``__init__``, no ``__setattr__``). Only declared fields (:func:`declared_fields`); for a class whose
+    fields live in ``__dict__``, an identifier not starting with ``__`` that the class does not define as
+    a method or descriptor. Anything else is a ``ValueError``."""
+    cls = type(obj)
+    names = declared_fields(cls)
+    for name, value in items:
+        if type(name) is not str or not name.isidentifier() or name.startswith("__"):
+            raise ValueError(f"malformed field name {name!r:.60}")
+        if names is None:
+            attr = getattr(cls, name, _MISSING)
+            if attr is not _MISSING and (callable(attr) or hasattr(type(attr), "__get__")):
+                raise ValueError(f"{name!r} is not a field of {cls.__name__}")
+            obj.__dict__[name] = value
+        elif name in names:
+            object.__setattr__(obj, name, value)
+        else:
+            raise ValueError(f"{name!r} is not a field of {cls.__name__}")
+
+
+def named_type(name, fields, shared, cache):
+    """The named-tuple class a ``$nt`` value is rebuilt as: the shared class called ``name`` (with those
+    fields), else a class the receiving side makes itself with ``collections.namedtuple`` (same name and
+    fields, none of the sender's code), one per (name, fields) in ``cache``."""
+    if type(name) is not str or type(fields) is not list or len(fields) > 255 or not all(type(f) is str for f in fields):
+        raise ValueError("malformed named tuple")
+    cls = shared.named.get(name)
+    if cls is not None:
+        if list(cls._fields) != fields:
+            raise ValueError(f"named tuple {name} has fields {cls._fields}, not {fields}")
+        return cls
+    key = (name, tuple(fields))
+    cls = cache.get(key)
+    if cls is None:
+        if len(cache) >= 256:
+            raise ValueError("more than 256 named-tuple types in one trial")
+        cls = cache[key] = collections.namedtuple(name, fields, module="sandbox")
+    return cls
+
+
+def object_table(found, ids, shared, encode_value):
+    """The ``objs`` table of a message: ``[[id, class name, [[field, value], ...]], ...]`` for every shared
+    object met (``found``, in meeting order; ``ids``: ``id(obj)`` -> id), each object's fields encoded with
+    ``encode_value`` (which may meet more objects, appended to ``found``). Children come before parents
+    (post-order; a cycle is cut where it closes), so a receiver that fills objects in table order hashes
+    a frozen dataclass only after its fields are set. An explicit stack: a long linked list is no deeper
+    than a short one."""
+    table = []
+    stack = [(obj, None) for obj in reversed(found)]
+    del found[:]
+    while stack:
+        obj, fields = stack.pop()
+        if fields is not None:
+            table.append([ids[id(obj)], shared.name_of[type(obj)], fields])
+            continue
+        fields = [[name, encode_value(value)] for name, value in field_items(obj)]
+        stack.append((obj, fields))
+        stack.extend((o, None) for o in reversed(found))
+        del found[:]
+    return table
+
+
+class Codec:
+    """One message's encoding state: the handle table, the shared classes and the shared objects met so
+    far, by identity (so cycles and shared references cross as references, ``{"$r": id}``)."""
+
+    def __init__(self, handles, shared=None, cache=None):
+        self.handles = handles
+        self.shared = shared if shared is not None else Shared()
+        self.cache = {} if cache is None else cache  # named-tuple types made on this side
+        self.ids = {}
+        self.found = []
+        self.keep = []
+        self.objects = {}  # id -> object, of a received table
+
+    def ref(self, obj):
+        oid = self.ids.get(id(obj))
+        if oid is None:
+            oid = self.ids[id(obj)] = len(self.ids) + 1
+            self.found.append(obj)
+            self.keep.append(obj)
+        return {"$r": oid}
+
+    def table(self):
+        return object_table(self.found, self.ids, self.shared, lambda v: encode(v, self))
+
+    def load(self, table):
+        """Rebuild a received ``objs`` table: make every object, then fill them in table order."""
+        for oid, name, _ in table:
+            self.objects[oid] = object.__new__(self.shared.objects[name])
+        for oid, _, fields in table:
+            set_fields(self.objects[oid], [(n, decode(v, self)) for n, v in fields])
+
+
+def _pairs(value, codec, depth):
+    return [[encode(k, codec, depth + 1), encode(v, codec, depth + 1)] for k, v in dict.items(value)]
+
+
+def _library(value, kind, codec, depth):
+    """The tree of a standard-library value that crosses with its exact type, else None."""
+    if kind is collections.defaultdict:
+        factory = value.default_factory
+        name = None if factory is None else getattr(factory, "__name__", None)
+        if factory is not None and FACTORIES.get(name) is not factory:
+            raise NonPlainValue(f"a defaultdict whose default_factory is {factory!r:.80} cannot cross: only None "
+                                f"or one of {', '.join(FACTORIES)} (the other side would have to run it)")
+        return {"$dd": [name, _pairs(value, codec, depth)]}
+    if kind is collections.OrderedDict:
+        return {"$od": _pairs(value, codec, depth)}
+    if kind is collections.Counter:
+        return {"$c": _pairs(value, codec, depth)}
+    if kind is collections.deque:
+        return {"$q": [value.maxlen, [encode(v, codec, depth + 1) for v in value]]}
+    # fractions, decimal: looked up, not imported (a value of theirs means whoever made it imported them),
+    # so that every sandbox does not pay for their import
+    fractions, decimal = sys.modules.get("fractions"), sys.modules.get("decimal")
+    if fractions is not None and kind is fractions.Fraction:
+        return {"$fr": [encode(value.numerator, codec), encode(value.denominator, codec)]}
+    if decimal is not None and kind is decimal.Decimal:
+        return {"$dc": str(value)}
+    if codec.shared.name_of.get(kind) in codec.shared.objects:
+        return codec.ref(value)
+    if isinstance(value, tuple) and type(getattr(kind, "_fields", None)) is tuple:
+        fields = list(kind._fields)
+        items = list(tuple.__iter__(value))
+        if len(fields) != len(items) or not all(type(f) is str for f in fields):
+            raise NonPlainValue(f"a {kind.__name__} is not a well-formed named tuple")
+        return {"$nt": [codec.shared.name_of.get(kind, kind.__name__[:100]), fields,
+                        [encode(v, codec, depth + 1) for v in items]]}
+    return None
+
+
+def encode(value, codec, depth=0):
     """Plain data -> JSON-ready tree; exact types only, other objects become handles.
 
     Tags for what JSON cannot say exactly: ``{"$b": base64}`` bytes, ``{"$t": [...]}`` tuple,
     ``{"$d": [[k, v], ...]}`` dict, ``{"$s": [...]}`` set, ``{"$f": [...]}`` frozenset, ``{"$h": id, "c":
     class name}`` a handle to an object that stays in the sandbox. Only the *exact* types
     None/bool/int/float/str/bytes/list/tuple/dict/set/frozenset cross as data; a subclass is refused.
+    Standard-library values with their exact type (:func:`_library`): ``$dd`` defaultdict (factory by
+    name, :data:`FACTORIES`), ``$od`` OrderedDict, ``$c`` Counter, ``$q`` deque (maxlen too), ``$fr``
+    Fraction, ``$dc`` Decimal, ``$nt`` a named tuple (name, fields, items); a shared class's object is a
+    reference ``{"$r": id}`` into the message's ``objs`` table (:func:`object_table`).
 
-    >>> h = _Handles()
-    >>> encode({"k": (1, b"a")}, h)
+    >>> c = Codec(_Handles())
+    >>> encode({"k": (1, b"a")}, c)
     {'$d': [['k', {'$t': [1, {'$b': 'YQ=='}]}]]}
-    >>> encode(object(), h)["$h"]
+    >>> encode(object(), c)["$h"]
     1
+    >>> encode(collections.deque([1], maxlen=3), c)
+    {'$q': [3, [1]]}
     >>> class Sneaky(int): pass
     >>> try:
-    ...     encode(Sneaky(3), h)
+    ...     encode(Sneaky(3), c)
     ... except NonPlainValue as exc:
     ...     print(exc)
     a Sneaky is not plain data: it subclasses a builtin type
@@ -84,43 +303,63 @@ def encode(value, handles, depth=0):
     if kind is bytes:
         return {"$b": base64.b64encode(value).decode("ascii")}
     if kind is list:
-        return [encode(v, handles, depth + 1) for v in value]
+        return [encode(v, codec, depth + 1) for v in value]
     if kind is tuple:
-        return {"$t": [encode(v, handles, depth + 1) for v in value]}
+        return {"$t": [encode(v, codec, depth + 1) for v in value]}
     if kind is dict:
-        return {"$d": [[encode(k, handles, depth + 1), encode(v, handles, depth + 1)] for k, v in value.items()]}
+        return {"$d": [[encode(k, codec, depth + 1), encode(v, codec, depth + 1)] for k, v in value.items()]}
     if kind is set:
-        return {"$s": [encode(v, handles, depth + 1) for v in value]}
+        return {"$s": [encode(v, codec, depth + 1) for v in value]}
     if kind is frozenset:
-        return {"$f": [encode(v, handles, depth + 1) for v in value]}
+        return {"$f": [encode(v, codec, depth + 1) for v in value]}
+    tree = _library(value, kind, codec, depth)
+    if tree is not None:
+        return tree
     if isinstance(value, _PLAIN_BASES):
         raise NonPlainValue(f"a {kind.__name__} is not plain data: it subclasses a builtin type")
-    return {"$h": handles.put(value), "c": kind.__name__[:100]}
+    return {"$h": codec.handles.put(value), "c": kind.__name__[:100]}
 
 
-def decode(tree, handles):
-    """JSON tree from the runner -> Python values; handles resolve to the sandbox's objects.
+def decode(tree, codec):
+    """JSON tree from the runner -> Python values; handles resolve to the sandbox's objects, ``$r`` to
+    the objects of the message's table (:meth:`Codec.load`).
 
-    >>> decode({"$t": [1, {"$s": [2]}]}, _Handles())
+    >>> decode({"$t": [1, {"$s": [2]}]}, Codec(_Handles()))
     (1, {2})
     """
     if isinstance(tree, list):
-        return [decode(v, handles) for v in tree]
+        return [decode(v, codec) for v in tree]
     if not isinstance(tree, dict):
         return tree
-    if "$b" in tree:
-        return base64.b64decode(tree["$b"])
-    if "$t" in tree:
-        return tuple(decode(v, handles) for v in tree["$t"])
-    if "$d" in tree:
-        return {decode(k, handles): decode(v, handles) for k, v in tree["$d"]}
-    if "$s" in tree:
-        return {decode(v, handles) for v in tree["$s"]}
-    if "$f" in tree:
-        return frozenset(decode(v, handles) for v in tree["$f"])
-    if "$h" in tree:
-        return handles.get(tree["$h"])
-    raise ValueError(f"unknown tag in {sorted(tree)!r}")
+    (tag, body), = tree.items() if len(tree) == 1 else [("$h", tree.get("$h"))]
+    if tag == "$b":
+        return base64.b64decode(body)
+    if tag == "$dc":
+        from decimal import Decimal
+
+        return Decimal(body)
+    if tag == "$r":
+        return codec.objects[body]
+    if tag == "$h":
+        return codec.handles.get(body)
+    if tag in ("$d", "$od", "$c"):
+        return (dict if tag == "$d" else MAPPINGS[tag])((decode(k, codec), decode(v, codec)) for k, v in body)
+    if tag == "$dd":
+        return collections.defaultdict(FACTORIES[body[0]] if body[0] else None,
+                                       ((decode(k, codec), decode(v, codec)) for k, v in body[1]))
+    if tag == "$q":
+        return collections.deque((decode(v, codec) for v in body[1]), body[0])
+    if tag == "$nt":
+        return tuple.__new__(named_type(body[0], body[1], codec.shared, codec.cache), [decode(v, codec) for v in body[2]])
+    items = [decode(v, codec) for v in body]
+    if tag == "$fr":
+        from fractions import Fraction
+
+        return Fraction(*items)
+    kinds = {"$t": tuple, "$s": set, "$f": frozenset}
+    if tag not in kinds:
+        raise ValueError(f"unknown tag in {sorted(tree)!r}")
+    return kinds[tag](items)
 
 
 def public_names(module):
@@ -160,7 +399,9 @@ class Server:
     n, "op": "call", "target": T, "args": [...], "kwargs": {"$d": ...}}`` and ``{"id": n, "op":
     "callattr", "target": T, "name": a, "args": ..., "kwargs": ...}``, where a target T is ``{"m":
     "module.name"}`` or ``{"h": id}``. Replies: ``{"id": n, "ok": value}`` or ``{"id": n, "err":
-    {"type": name, "msg": text}}``. The thread that reads a request runs it after making sure another
+    {"type": name, "msg": text}}``. A request or reply whose values hold shared objects carries their
+    table as ``"objs"`` (:func:`object_table`); ``init`` may carry ``"shared": {module: source}``, the
+    fixture's shared modules, executed here before any candidate import (:func:`load_shared`). The thread that reads a request runs it after making sure another
     thread is ready to read the next, so a call that blocks does not stop another test thread's call.
     """
 
@@ -170,6 +411,8 @@ class Server:
         self.rbuf = bytearray()  # read from the channel, not yet taken
         self.lock = threading.Lock()
         self.handles = _Handles()
+        self.shared = Shared()  # the fixture's shared modules, from the runner's ``init``
+        self.cache = {}  # named-tuple types made here
 
     def target(self, spec):
         if "m" in spec:
@@ -179,31 +422,38 @@ class Server:
             return importlib.import_module(name)
         return self.handles.get(spec["h"])
 
-    def perform(self, request):
+    def perform(self, request, codec):
         op = request.get("op")
         if op == "init":
             random.seed(request.get("seed", 0))
+            for name, source in request.get("shared", {}).items():
+                self.shared.add(load_shared(name, source))
             return None
+        if "objs" in request:
+            codec.load(request["objs"])
         if op == "getattr":
             return getattr(self.target(request["target"]), request["name"])
         if op == "names":
             return public_names(self.target(request["target"]))
         if op == "setattr":
-            setattr(self.target(request["target"]), request["name"], decode(request["value"], self.handles))
+            setattr(self.target(request["target"]), request["name"], decode(request["value"], codec))
             return None
         if op in ("call", "callattr"):
             func = self.target(request["target"])
             if op == "callattr":
                 func = getattr(func, request["name"])
-            args = decode(request.get("args", []), self.handles)
-            kwargs = decode(request.get("kwargs", {"$d": []}), self.handles)
+            args = decode(request.get("args", []), codec)
+            kwargs = decode(request.get("kwargs", {"$d": []}), codec)
             return func(*args, **kwargs)
         raise ValueError(f"unknown op {op!r}")
 
     def handle(self, request):
         rid = request.get("id")
+        codec = Codec(self.handles, self.shared, self.cache)
         try:
-            reply = {"id": rid, "ok": encode(self.perform(request), self.handles)}
+            reply = {"id": rid, "ok": encode(self.perform(request, codec), codec)}
+            if codec.found:
+                reply["objs"] = codec.table()
         except BaseException as exc:  # the candidate's exception, reported by type name
             if isinstance(exc, (KeyboardInterrupt, SystemExit)) and threading.current_thread() is threading.main_thread():
                 raise
