@@ -160,7 +160,7 @@ class TrialJob:
         return json.dumps(asdict(self)).encode()
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "TrialJob":
+    def from_bytes(cls, data: bytes) -> TrialJob:
         fields = json.loads(data.decode())
         return cls(str(fields["test_dir"]), int(fields["seed"]), tuple(fields["modules"]), str(fields["mode"]),
                    tuple(fields["files"]), bool(fields["here"]), tuple(fields["shared"]), float(fields["deadline"]))

@@ -19,7 +19,8 @@ import json
 import threading
 import time
 import types
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from rlvr_lab.sandbox.backend import Channel
 from rlvr_lab.verifier import wire

@@ -96,7 +96,7 @@ class RemoteObject:
             raise CandidateError("__contains__ did not return a bool")
         return found
 
-    def __iter__(self) -> "RemoteObject":
+    def __iter__(self) -> RemoteObject:
         it = self._method("__iter__")
         if not isinstance(it, RemoteObject):
             raise CandidateError("__iter__ did not return an iterator object")
@@ -114,7 +114,7 @@ class RemoteObject:
 
 
 def _lazy_op(op: str):
-    def method(self: "LazyRemote", *args: Any) -> Any:
+    def method(self: LazyRemote, *args: Any) -> Any:
         return getattr(self._rlvr_resolve(), op)(*args)
 
     method.__name__ = op

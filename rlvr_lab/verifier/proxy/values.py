@@ -47,7 +47,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from rlvr_lab.verifier.proxy.handles import CandidateError, LazyRemote, RemoteObject, SandboxGone, TrialDeadline
+from rlvr_lab.verifier.proxy.handles import CandidateError, LazyRemote, RemoteObject
 from rlvr_lab.verifier.proxy.server import FACTORIES, MAPPINGS, Shared, named_type, object_table, set_fields
 
 
@@ -109,7 +109,10 @@ class Graph:
 
 def _library(value: Any, kind: type, depth: int, graph: Graph | None) -> Any:
     """A standard-library value, shared object or named tuple as a tree (see the server's ``encode``)."""
-    pairs = lambda: [[encode(k, depth + 1, graph), encode(v, depth + 1, graph)] for k, v in dict.items(value)]
+
+    def pairs() -> list:
+        return [[encode(k, depth + 1, graph), encode(v, depth + 1, graph)] for k, v in dict.items(value)]
+
     if kind is collections.defaultdict:
         factory = value.default_factory
         name = None if factory is None else getattr(factory, "__name__", None)
