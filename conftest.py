@@ -15,5 +15,11 @@ os.environ.setdefault("RLVR_LAB_PRESET", "ci")
 # the hidden tests of exercise 9 run only in the verifier, against a student's function.
 # The labs' jupytext twins (labs/lab*.py) hold the same cells as their notebooks: nbval runs the notebooks,
 # and --doctest-modules must not import (run) the twins.
-collect_ignore_glob = ["labs/exercises/student/*", "labs/exercises/solutions/hidden/*", "**/.ipynb_checkpoints/*",
-                       "rlvr_lab/fixtures/*", "book/*", "labs/lab*.py"]
+collect_ignore_glob = [
+    "labs/exercises/student/*",
+    "labs/exercises/solutions/hidden/*",
+    "**/.ipynb_checkpoints/*",
+    "rlvr_lab/fixtures/*",
+    "book/*",
+    "labs/lab*.py",
+]

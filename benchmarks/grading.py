@@ -51,8 +51,16 @@ def build(folder: str, n: int) -> dict:
         expected[target] = "full" if src_dir == SOLUTIONS else "zero"
     with open(os.path.join(STUDENTS, sources[0][1]), encoding="utf-8") as handle:
         nb = json.load(handle)
-    nb["cells"].insert(2, {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-                           "source": "while True:\n    pass"})
+    nb["cells"].insert(
+        2,
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "outputs": [],
+            "execution_count": None,
+            "source": "while True:\n    pass",
+        },
+    )
     endless = os.path.join(folder, "endless", sources[0][1])
     os.makedirs(os.path.dirname(endless))
     with open(endless, "w", encoding="utf-8") as handle:
@@ -93,10 +101,14 @@ def main(argv=None) -> int:
     subs = {s["path"]: s for s in report["submissions"]}
     honest = [s["runtime_s"] for p, s in subs.items() if expected[p] != "endless"]
     median, base_median = statistics.median(honest), statistics.median(base)
-    print(f"load average before {load_before[0]:.2f} {load_before[1]:.2f}, after {load_after[0]:.2f} {load_after[1]:.2f}")
+    print(
+        f"load average before {load_before[0]:.2f} {load_before[1]:.2f}, after {load_after[0]:.2f} {load_after[1]:.2f}"
+    )
     print(f"baseline  nbclient + Jupyter kernel, unsandboxed: median {base_median:.2f} s per notebook (n={len(base)})")
-    print(f"grade     {args.n} notebooks, {args.workers} workers, budget {args.timeout:g} s: total {total:.1f} s, "
-          f"median {median:.2f} s per notebook ({median / base_median:.2f}x the baseline's median)")
+    print(
+        f"grade     {args.n} notebooks, {args.workers} workers, budget {args.timeout:g} s: total {total:.1f} s, "
+        f"median {median:.2f} s per notebook ({median / base_median:.2f}x the baseline's median)"
+    )
     wrong = []
     for path, sub in subs.items():
         if expected[path] == "endless":

@@ -96,10 +96,15 @@ def main(argv=None) -> int:
         startup = []
         grades, nodes = {}, set()
         for r in range(args.rounds):
-            for engine in (("local", "ray") if r % 2 == 0 else ("ray", "local")):
+            for engine in ("local", "ray") if r % 2 == 0 else ("ray", "local"):
                 started = time.perf_counter()
-                report = grade([folder], key_dir=SOLUTIONS, workers=args.workers, timeout_s=args.timeout,
-                               ray_address=None if engine == "local" else address)
+                report = grade(
+                    [folder],
+                    key_dir=SOLUTIONS,
+                    workers=args.workers,
+                    timeout_s=args.timeout,
+                    ray_address=None if engine == "local" else address,
+                )
                 times[engine].append(time.perf_counter() - started)
                 per_notebook[engine].append(report["median_notebook_s"])
                 grades.setdefault(engine, check(report, folder, expected))
@@ -108,8 +113,10 @@ def main(argv=None) -> int:
                     startup.append(report["startup_s"])
                     if report["faults"]:
                         raise SystemExit(f"faults in a benchmark run: {report['faults']}")
-                print(f"round {r + 1} {engine:<5} {times[engine][-1]:7.2f} s  load {os.getloadavg()[0]:.2f}",
-                      file=sys.stderr)
+                print(
+                    f"round {r + 1} {engine:<5} {times[engine][-1]:7.2f} s  load {os.getloadavg()[0]:.2f}",
+                    file=sys.stderr,
+                )
         if grades["ray"] != grades["local"]:
             raise SystemExit("the two engines graded differently")
     finally:
@@ -120,21 +127,32 @@ def main(argv=None) -> int:
         shutil.rmtree(folder, ignore_errors=True)
     med = {e: statistics.median(t) for e, t in times.items()}
     nb = {e: statistics.median(t) for e, t in per_notebook.items()}
-    result = {"n": args.n, "workers": args.workers, "rounds": args.rounds, "nodes": len(nodes),
-              "local_s": round(med["local"], 2), "ray_s": round(med["ray"], 2),
-              "ratio_ray_over_local": round(med["ray"] / med["local"], 2),
-              "overhead_per_notebook_s": round((med["ray"] - med["local"]) / args.n, 3),
-              "ray_startup_s": round(statistics.median(startup), 2),
-              "median_notebook_s": {e: round(v, 2) for e, v in nb.items()},
-              "runs_s": {e: [round(x, 2) for x in t] for e, t in times.items()},
-              "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()]}
-    print(f"grading {args.n} notebooks, {args.workers} workers, median of {args.rounds} runs each "
-          f"(load {result['load_before'][0]} -> {result['load_after'][0]}):")
+    result = {
+        "n": args.n,
+        "workers": args.workers,
+        "rounds": args.rounds,
+        "nodes": len(nodes),
+        "local_s": round(med["local"], 2),
+        "ray_s": round(med["ray"], 2),
+        "ratio_ray_over_local": round(med["ray"] / med["local"], 2),
+        "overhead_per_notebook_s": round((med["ray"] - med["local"]) / args.n, 3),
+        "ray_startup_s": round(statistics.median(startup), 2),
+        "median_notebook_s": {e: round(v, 2) for e, v in nb.items()},
+        "runs_s": {e: [round(x, 2) for x in t] for e, t in times.items()},
+        "load_before": [round(x, 2) for x in load_before],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+    }
+    print(
+        f"grading {args.n} notebooks, {args.workers} workers, median of {args.rounds} runs each "
+        f"(load {result['load_before'][0]} -> {result['load_after'][0]}):"
+    )
     print(f"  local (threads, 1 machine)  {result['local_s']:7.2f} s   median {nb['local']:.2f} s per notebook")
     print(f"  ray ({len(nodes)} nodes, same cores)  {result['ray_s']:7.2f} s   median {nb['ray']:.2f} s per notebook")
-    print(f"  ray / local {result['ratio_ray_over_local']}x; engine overhead {result['overhead_per_notebook_s']:+.3f} "
-          f"s per notebook, of which starting the actors {result['ray_startup_s']:.2f} s per run; every grade "
-          "equal in both")
+    print(
+        f"  ray / local {result['ratio_ray_over_local']}x; engine overhead {result['overhead_per_notebook_s']:+.3f} "
+        f"s per notebook, of which starting the actors {result['ray_startup_s']:.2f} s per run; every grade "
+        "equal in both"
+    )
     print(json.dumps(result))
     return 0
 

@@ -23,7 +23,7 @@ def _ours_step_rates(rows, per_step):
 
 def _trl_step_rates(rows, per_step, passes):
     times = [r["step_time"] for r in rows if "step_time" in r]
-    return [per_step / sum(times[i:i + passes]) for i in range(0, len(times) - passes + 1, passes)]
+    return [per_step / sum(times[i : i + passes]) for i in range(0, len(times) - passes + 1, passes)]
 
 
 def main(argv=None) -> int:
@@ -38,8 +38,15 @@ def main(argv=None) -> int:
     from rlvr_lab.train import open_pool
 
     shutil.rmtree(args.out, ignore_errors=True)
-    base = TrainConfig.preset(args.preset, seed=args.seed, grpo_steps=args.steps, eval_every=10**6,
-                              checkpoint_every=10**6, progress=False, plots=False)
+    base = TrainConfig.preset(
+        args.preset,
+        seed=args.seed,
+        grpo_steps=args.steps,
+        eval_every=10**6,
+        checkpoint_every=10**6,
+        progress=False,
+        plots=False,
+    )
     per_step = base.tasks_per_step * base.group_size
     pool = open_pool(base)
     try:
@@ -53,19 +60,39 @@ def main(argv=None) -> int:
     finally:
         pool.close()
     rows = [
-        ("ours", ours.rollouts, ours_s, ours.rollouts / ours_s, statistics.median(_ours_step_rates(ours.metrics, per_step)),
-         ours.after),
-        ("trl", trl.rollouts, trl_s, trl.rollouts / trl_s,
-         statistics.median(_trl_step_rates(trl.metrics, per_step, base.passes)), trl.after),
+        (
+            "ours",
+            ours.rollouts,
+            ours_s,
+            ours.rollouts / ours_s,
+            statistics.median(_ours_step_rates(ours.metrics, per_step)),
+            ours.after,
+        ),
+        (
+            "trl",
+            trl.rollouts,
+            trl_s,
+            trl.rollouts / trl_s,
+            statistics.median(_trl_step_rates(trl.metrics, per_step, base.passes)),
+            trl.after,
+        ),
     ]
-    print(f"preset {args.preset}, {args.steps} GRPO steps x {per_step} rollouts, seed {args.seed}; "
-          f"warm-start held-out pass@1 {ours.before['pass1']:.3f}")
-    print(f"{'engine':<6} {'rollouts':>8} {'grpo s':>8} {'rollouts/s':>11} {'median/step':>12}  held-out pass@1 [95% CI]")
+    print(
+        f"preset {args.preset}, {args.steps} GRPO steps x {per_step} rollouts, seed {args.seed}; "
+        f"warm-start held-out pass@1 {ours.before['pass1']:.3f}"
+    )
+    print(
+        f"{'engine':<6} {'rollouts':>8} {'grpo s':>8} {'rollouts/s':>11} {'median/step':>12}  held-out pass@1 [95% CI]"
+    )
     for name, n, secs, rate, med, after in rows:
-        print(f"{name:<6} {n:>8} {secs:>8.1f} {rate:>11.1f} {med:>12.1f}  "
-              f"{after['pass1']:.3f} [{after['pass1_lo']:.3f}, {after['pass1_hi']:.3f}]")
-    print(f"ratio ours/trl rollouts/s: overall {rows[0][3] / rows[1][3]:.2f}x, median per step "
-          f"{rows[0][4] / rows[1][4]:.2f}x; pass@1 difference {rows[0][5]['pass1'] - rows[1][5]['pass1']:+.3f}")
+        print(
+            f"{name:<6} {n:>8} {secs:>8.1f} {rate:>11.1f} {med:>12.1f}  "
+            f"{after['pass1']:.3f} [{after['pass1_lo']:.3f}, {after['pass1_hi']:.3f}]"
+        )
+    print(
+        f"ratio ours/trl rollouts/s: overall {rows[0][3] / rows[1][3]:.2f}x, median per step "
+        f"{rows[0][4] / rows[1][4]:.2f}x; pass@1 difference {rows[0][5]['pass1'] - rows[1][5]['pass1']:+.3f}"
+    )
     return 0
 
 

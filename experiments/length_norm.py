@@ -25,9 +25,21 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import fmt, machine, mean_ci, series, window, write_result  # noqa: E402
 
-REGIME = dict(max_new_tokens=64, families=("affine", "listagg", "branch"), lr=1.5e-3, passes=2, grpo_steps=20,
-              tasks_per_step=12, group_size=8, heldout_tasks=24, overlap=False, eval_every=20,
-              checkpoint_every=20, eps_low=0.2, eps_high=0.28)
+REGIME = dict(
+    max_new_tokens=64,
+    families=("affine", "listagg", "branch"),
+    lr=1.5e-3,
+    passes=2,
+    grpo_steps=20,
+    tasks_per_step=12,
+    group_size=8,
+    heldout_tasks=24,
+    overlap=False,
+    eval_every=20,
+    checkpoint_every=20,
+    eps_low=0.2,
+    eps_high=0.28,
+)
 
 
 def run_seed(seed: int, out: str) -> dict:
@@ -49,14 +61,23 @@ def run_seed(seed: int, out: str) -> dict:
             row["constant_denominator"] = rows[0]["scored_tokens"] / rows[0]["rollouts"]
         fail = series(rows, "len_fail")
         stop = [r["stop_length"] / r["rollouts"] for r in rows]
-        row[arm] = {"len_fail": fail, "len_pass": series(rows, "len_pass"), "stop_length": stop,
-                    "len_fail_first": window(fail, True), "len_fail_last": window(fail, False),
-                    "len_fail_change": window(fail, False) - window(fail, True),
-                    "stop_length_last": window(stop, False), "pass1_after": result.after["pass1"],
-                    "wall_s": result.wall_s}
-        print(f"seed {seed} {arm}: failing length {row[arm]['len_fail_first']:.1f} -> {row[arm]['len_fail_last']:.1f}"
-              f" tokens, at budget {row[arm]['stop_length_last']:.3f}, pass@1 {row[arm]['pass1_after']:.3f} "
-              f"({result.wall_s:.0f} s)", flush=True)
+        row[arm] = {
+            "len_fail": fail,
+            "len_pass": series(rows, "len_pass"),
+            "stop_length": stop,
+            "len_fail_first": window(fail, True),
+            "len_fail_last": window(fail, False),
+            "len_fail_change": window(fail, False) - window(fail, True),
+            "stop_length_last": window(stop, False),
+            "pass1_after": result.after["pass1"],
+            "wall_s": result.wall_s,
+        }
+        print(
+            f"seed {seed} {arm}: failing length {row[arm]['len_fail_first']:.1f} -> {row[arm]['len_fail_last']:.1f}"
+            f" tokens, at budget {row[arm]['stop_length_last']:.3f}, pass@1 {row[arm]['pass1_after']:.3f} "
+            f"({result.wall_s:.0f} s)",
+            flush=True,
+        )
     return row
 
 
@@ -74,14 +95,24 @@ def main(argv=None) -> int:
     summary["constant_denominator"] = mean_ci([r["constant_denominator"] for r in rows])
     for key, by in summary.items():
         if key != "constant_denominator":
-            print(f"{key:17s} sequence {fmt(by['sequence'], 2)}  constant {fmt(by['constant'], 2)}  "
-                  f"sequence - constant {fmt(by['difference'], 2)}")
-    write_result("length_norm", {"claim": "per-sequence normalisation (eq 4) lets failing rollouts grow longer "
-                                          "than a constant denominator (17.5.3)",
-                                 "command": "PYTHONPATH=. nice -n 10 python experiments/length_norm.py --seeds "
-                                            + " ".join(map(str, args.seeds)),
-                                 "regime": REGIME, "runs": rows, "summary": summary, "machine": machine(),
-                                 "wall_s": time.time() - t0})
+            print(
+                f"{key:17s} sequence {fmt(by['sequence'], 2)}  constant {fmt(by['constant'], 2)}  "
+                f"sequence - constant {fmt(by['difference'], 2)}"
+            )
+    write_result(
+        "length_norm",
+        {
+            "claim": "per-sequence normalisation (eq 4) lets failing rollouts grow longer "
+            "than a constant denominator (17.5.3)",
+            "command": "PYTHONPATH=. nice -n 10 python experiments/length_norm.py --seeds "
+            + " ".join(map(str, args.seeds)),
+            "regime": REGIME,
+            "runs": rows,
+            "summary": summary,
+            "machine": machine(),
+            "wall_s": time.time() - t0,
+        },
+    )
     return 0
 
 

@@ -35,16 +35,26 @@ def measure(preset: str, steps: int, workers: int, use_ray: bool, out_dir: str) 
     from rlvr_lab.verifier import VerifierPool
 
     shutil.rmtree(out_dir, ignore_errors=True)
-    config = TrainConfig.preset(preset, grpo_steps=steps, out_dir=out_dir, progress=False, plots=False,
-                                verifier_workers=workers, eval_every=max(steps, 1), heldout_tasks=8)
+    config = TrainConfig.preset(
+        preset,
+        grpo_steps=steps,
+        out_dir=out_dir,
+        progress=False,
+        plots=False,
+        verifier_workers=workers,
+        eval_every=max(steps, 1),
+        heldout_tasks=8,
+    )
     cluster = None
     if use_ray:
         from rlvr_lab.verifier.ray_cluster import LocalCluster
         from rlvr_lab.verifier.ray_pool import RayVerifierPool
 
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        cluster = LocalCluster(workers=1, extra_env={"PYTHONPATH": os.pathsep.join(
-            p for p in (root, os.environ.get("PYTHONPATH", "")) if p)})
+        cluster = LocalCluster(
+            workers=1,
+            extra_env={"PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)},
+        )
         cluster.connect()
         pool = RayVerifierPool(workers=workers, max_queue=max(64, 2 * config.tasks_per_step * config.group_size))
     else:
@@ -71,9 +81,17 @@ def measure(preset: str, steps: int, workers: int, use_ray: bool, out_dir: str) 
             ray.shutdown()
             cluster.shutdown()
     measured = load.as_dict()
-    return {"pool": type(pool).__name__, "preset": preset, "steps": steps, "workers": workers,
-            "load_average": os.getloadavg()[0], "grpo_s": result.grpo_s, "rollouts": result.rollouts,
-            "measured": measured, "predicted": predict(measured, workers)}
+    return {
+        "pool": type(pool).__name__,
+        "preset": preset,
+        "steps": steps,
+        "workers": workers,
+        "load_average": os.getloadavg()[0],
+        "grpo_s": result.grpo_s,
+        "rollouts": result.rollouts,
+        "measured": measured,
+        "predicted": predict(measured, workers),
+    }
 
 
 def predict(measured: dict, workers: int) -> dict:
@@ -87,31 +105,37 @@ def predict(measured: dict, workers: int) -> dict:
 
     lam, service = measured["arrival_per_s"], measured["service_s"]
     if service <= 0 or lam <= 0:
-        return {"utilization": 0.0, "workers_at_target": 0, "target_utilization": TARGET_UTILIZATION,
-                "in_system": 0.0}
-    return {"utilization": cycle_time.verifier_utilization(lam, 1, service, workers),
-            "workers_at_target": cycle_time.verifier_workers(lam, 1, service, TARGET_UTILIZATION),
-            "target_utilization": TARGET_UTILIZATION, "in_system": lam * measured["wait_s"]}
+        return {"utilization": 0.0, "workers_at_target": 0, "target_utilization": TARGET_UTILIZATION, "in_system": 0.0}
+    return {
+        "utilization": cycle_time.verifier_utilization(lam, 1, service, workers),
+        "workers_at_target": cycle_time.verifier_workers(lam, 1, service, TARGET_UTILIZATION),
+        "target_utilization": TARGET_UTILIZATION,
+        "in_system": lam * measured["wait_s"],
+    }
 
 
 def report(row: dict) -> str:
     """The prediction and the measurement side by side, as plain text."""
     m, p = row["measured"], row["predicted"]
-    lines = [f"{row['pool']} with {row['workers']} slots, {row['preset']} preset, {row['steps']} GRPO steps "
-             f"({row['rollouts']} rollouts), window {m['elapsed_s']:.1f} s, load average {row['load_average']:.1f}",
-             f"  measured: lambda = {m['arrival_per_s']:.2f} verifications/s, service S = K t_v = "
-             f"{m['service_s'] * 1000:.1f} ms (mean trials K = {m['trials']:.2f}), mean wait W = "
-             f"{m['wait_s'] * 1000:.0f} ms",
-             f"  {'quantity':34s} {'eq 9 / Little':>14s} {'probe (' + str(m['looks']) + ' looks)':>22s}",
-             f"  {'utilization rho':34s} {p['utilization']:14.3f} "
-             f"{m['utilization_sampled']:14.3f} +- {m['utilization_sampled_se']:.3f}",
-             f"  {'in the system L = lambda W':34s} {p['in_system']:14.2f} "
-             f"{m['in_system_sampled']:14.2f} +- {m['in_system_sampled_se']:.2f}",
-             f"  {'workers for rho <= ' + format(p['target_utilization'], '.1f'):34s} {p['workers_at_target']:14d} "
-             f"{row['workers']:10d}",
-             f"  mean wait / mean service = {m['wait_s'] / m['service_s']:.1f} (batches arrive at once: "
-             f"most of W is queueing)" if m["service_s"] else "  no verification in the window",
-             f"  producer blocked by the queue bound: {m['blocked_s']:.2f} s"]
+    lines = [
+        f"{row['pool']} with {row['workers']} slots, {row['preset']} preset, {row['steps']} GRPO steps "
+        f"({row['rollouts']} rollouts), window {m['elapsed_s']:.1f} s, load average {row['load_average']:.1f}",
+        f"  measured: lambda = {m['arrival_per_s']:.2f} verifications/s, service S = K t_v = "
+        f"{m['service_s'] * 1000:.1f} ms (mean trials K = {m['trials']:.2f}), mean wait W = "
+        f"{m['wait_s'] * 1000:.0f} ms",
+        f"  {'quantity':34s} {'eq 9 / Little':>14s} {'probe (' + str(m['looks']) + ' looks)':>22s}",
+        f"  {'utilization rho':34s} {p['utilization']:14.3f} "
+        f"{m['utilization_sampled']:14.3f} +- {m['utilization_sampled_se']:.3f}",
+        f"  {'in the system L = lambda W':34s} {p['in_system']:14.2f} "
+        f"{m['in_system_sampled']:14.2f} +- {m['in_system_sampled_se']:.2f}",
+        f"  {'workers for rho <= ' + format(p['target_utilization'], '.1f'):34s} {p['workers_at_target']:14d} "
+        f"{row['workers']:10d}",
+        f"  mean wait / mean service = {m['wait_s'] / m['service_s']:.1f} (batches arrive at once: "
+        f"most of W is queueing)"
+        if m["service_s"]
+        else "  no verification in the window",
+        f"  producer blocked by the queue bound: {m['blocked_s']:.2f} s",
+    ]
     return "\n".join(lines)
 
 
@@ -122,8 +146,9 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--ray", action="store_true", help="also measure the RayVerifierPool on a local cluster")
     parser.add_argument("--out", default="runs/littles_law")
-    parser.add_argument("--json", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
-                                                       "littles_law.json"))
+    parser.add_argument(
+        "--json", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "littles_law.json")
+    )
     args = parser.parse_args(argv)
     if args.steps < 1 or args.workers < 1:
         parser.error("--steps and --workers must be >= 1")

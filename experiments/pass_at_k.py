@@ -58,9 +58,13 @@ def run_seed(seed: int, out: str) -> dict:
     shutil.rmtree(out, ignore_errors=True)
     config = TrainConfig.preset("cpu", seed=seed, out_dir=out, progress=False, plots=False, **REGIME)
     result = train(config)
-    suite = make_suite(seed=config.seed, families=tuple(sorted(set(config.families) | set(config.sft_families))),
-                       variants=config.variants, heldout_fraction=config.heldout_fraction,
-                       problems_per_family=config.problems_per_family)
+    suite = make_suite(
+        seed=config.seed,
+        families=tuple(sorted(set(config.families) | set(config.sft_families))),
+        variants=config.variants,
+        heldout_fraction=config.heldout_fraction,
+        problems_per_family=config.problems_per_family,
+    )
     heldout = heldout_subset(config, suite)
     wide = config.with_overrides(eval_samples=N, eval_k=N)
     pool = VerifierPool(workers=2, backend="local")
@@ -76,8 +80,12 @@ def run_seed(seed: int, out: str) -> dict:
         pool.close()
     row["difference"] = {k: row["trained"]["curve"][k] - row["base"]["curve"][k] for k in KS}
     row["catch_up_k"] = next((k for k in KS if row["difference"][k] <= 0), None)
-    print(f"seed {seed}: " + ", ".join(f"pass@{k} {row['base']['curve'][k]:.3f}->{row['trained']['curve'][k]:.3f}"
-                                       for k in KS) + f"; base catches up at k = {row['catch_up_k']}", flush=True)
+    print(
+        f"seed {seed}: "
+        + ", ".join(f"pass@{k} {row['base']['curve'][k]:.3f}->{row['trained']['curve'][k]:.3f}" for k in KS)
+        + f"; base catches up at k = {row['catch_up_k']}",
+        flush=True,
+    )
     return row
 
 
@@ -88,19 +96,34 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     t0 = time.time()
     rows = [run_seed(s, os.path.join(args.out, f"seed{s}")) for s in args.seeds]
-    summary = {str(k): {"base": mean_ci([r["base"]["curve"][k] for r in rows]),
-                        "trained": mean_ci([r["trained"]["curve"][k] for r in rows]),
-                        "difference": mean_ci([r["difference"][k] for r in rows])} for k in KS}
+    summary = {
+        str(k): {
+            "base": mean_ci([r["base"]["curve"][k] for r in rows]),
+            "trained": mean_ci([r["trained"]["curve"][k] for r in rows]),
+            "difference": mean_ci([r["difference"][k] for r in rows]),
+        }
+        for k in KS
+    }
     for k in KS:
         by = summary[str(k)]
-        print(f"pass@{k:<3d} base {fmt(by['base'])}  trained {fmt(by['trained'])}  trained - base {fmt(by['difference'])}")
+        print(
+            f"pass@{k:<3d} base {fmt(by['base'])}  trained {fmt(by['trained'])}  trained - base {fmt(by['difference'])}"
+        )
     print("base catches up at k =", [r["catch_up_k"] for r in rows])
-    write_result("pass_at_k", {"claim": "RL raises pass@1 while the base policy catches up at large k (17.8)",
-                               "command": "PYTHONPATH=. nice -n 10 python experiments/pass_at_k.py --seeds "
-                                          + " ".join(map(str, args.seeds)),
-                               "regime": {**REGIME, "preset": "cpu", "n": N, "ks": list(KS)}, "runs": rows,
-                               "summary": summary, "catch_up_k": [r["catch_up_k"] for r in rows],
-                               "machine": machine(), "wall_s": time.time() - t0})
+    write_result(
+        "pass_at_k",
+        {
+            "claim": "RL raises pass@1 while the base policy catches up at large k (17.8)",
+            "command": "PYTHONPATH=. nice -n 10 python experiments/pass_at_k.py --seeds "
+            + " ".join(map(str, args.seeds)),
+            "regime": {**REGIME, "preset": "cpu", "n": N, "ks": list(KS)},
+            "runs": rows,
+            "summary": summary,
+            "catch_up_k": [r["catch_up_k"] for r in rows],
+            "machine": machine(),
+            "wall_s": time.time() - t0,
+        },
+    )
     return 0
 
 

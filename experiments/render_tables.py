@@ -20,9 +20,11 @@ def block(name: str) -> str:
 
     data = claims.load(name)
     m = data["machine"]
-    return (f"<!-- recorded:{name} -->\n`{data['command']}` ({data['wall_s'] / 60:.0f} min; {m['cpus']} CPU "
-            f"cores shared with other jobs, load average {m['load_avg_1_5_15'][0]} at the end, {m['when_utc']} "
-            f"UTC)\n\n{claims.table(name)}\n<!-- /recorded:{name} -->")
+    return (
+        f"<!-- recorded:{name} -->\n`{data['command']}` ({data['wall_s'] / 60:.0f} min; {m['cpus']} CPU "
+        f"cores shared with other jobs, load average {m['load_avg_1_5_15'][0]} at the end, {m['when_utc']} "
+        f"UTC)\n\n{claims.table(name)}\n<!-- /recorded:{name} -->"
+    )
 
 
 def main() -> int:
@@ -36,7 +38,7 @@ def main() -> int:
         if not os.path.exists(os.path.join(HERE, "results", f"{name}.json")):
             continue
         if start in text:
-            text = text[:text.index(start)] + block(name) + text[text.index(end) + len(end):]
+            text = text[: text.index(start)] + block(name) + text[text.index(end) + len(end) :]
         else:
             text += "\n" + block(name) + "\n"
     with open(path, "w", encoding="utf-8") as fh:

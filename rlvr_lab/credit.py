@@ -47,8 +47,9 @@ def _values_with_terminal(values, horizon: int) -> np.ndarray:
         return np.append(vals, 0.0)
     if vals.size == horizon + 1:
         return vals
-    raise ValueError(f"values must have H = {horizon} entries (V(h_H) = 0 appended) or H + 1 = {horizon + 1}, "
-                     f"got {vals.size}")
+    raise ValueError(
+        f"values must have H = {horizon} entries (V(h_H) = 0 appended) or H + 1 = {horizon + 1}, got {vals.size}"
+    )
 
 
 def td_residuals(rewards, values) -> np.ndarray:

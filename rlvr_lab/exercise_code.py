@@ -24,15 +24,54 @@ import math
 
 from rlvr_lab.exercise_spec import Answer, Part, exercise
 
-__all__ = ["EX9", "ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "rule_problems", "candidate_source", "borrowed", "is_stub",
-           "check_function"]
+__all__ = [
+    "EX9",
+    "ALLOWED_IMPORTS",
+    "FORBIDDEN_NAMES",
+    "rule_problems",
+    "candidate_source",
+    "borrowed",
+    "is_stub",
+    "check_function",
+]
 
 #: Modules a function may import: the standard library's numeric helpers.
-ALLOWED_IMPORTS = frozenset({"math", "cmath", "fractions", "decimal", "functools", "itertools", "operator",
-                             "statistics", "numbers", "typing", "collections", "bisect", "heapq"})
+ALLOWED_IMPORTS = frozenset(
+    {
+        "math",
+        "cmath",
+        "fractions",
+        "decimal",
+        "functools",
+        "itertools",
+        "operator",
+        "statistics",
+        "numbers",
+        "typing",
+        "collections",
+        "bisect",
+        "heapq",
+    }
+)
 #: Builtins a function may not name.
-FORBIDDEN_NAMES = frozenset({"eval", "exec", "compile", "open", "globals", "locals", "vars", "breakpoint",
-                             "input", "getattr", "setattr", "delattr", "memoryview", "help"})
+FORBIDDEN_NAMES = frozenset(
+    {
+        "eval",
+        "exec",
+        "compile",
+        "open",
+        "globals",
+        "locals",
+        "vars",
+        "breakpoint",
+        "input",
+        "getattr",
+        "setattr",
+        "delattr",
+        "memoryview",
+        "help",
+    }
+)
 #: Statements kept from the function's cell (a bare expression, a loop, a check call are dropped).
 _KEPT = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
 #: Tolerance of the public examples (the hidden tests use the same).
@@ -65,17 +104,23 @@ def rule_problems(source: str) -> list:
             modules = ["." * node.level + (node.module or "")]
         for module in modules:
             if module.split(".")[0] not in ALLOWED_IMPORTS or module.startswith("."):
-                out.append(f"line {node.lineno} imports {module}: the grader's sandbox has the standard "
-                           f"library's math helpers only ({allowed})")
+                out.append(
+                    f"line {node.lineno} imports {module}: the grader's sandbox has the standard "
+                    f"library's math helpers only ({allowed})"
+                )
         if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
-            out.append(f"line {node.lineno} uses {node.id}(): a function of this exercise computes from its "
-                       "arguments only")
+            out.append(
+                f"line {node.lineno} uses {node.id}(): a function of this exercise computes from its arguments only"
+            )
         elif isinstance(node, ast.Name) and _dunder(node.id) or isinstance(node, ast.Attribute) and _dunder(node.attr):
-            out.append(f"line {node.lineno} uses {getattr(node, 'id', None) or node.attr}: no dunder names or "
-                       "attributes")
+            out.append(
+                f"line {node.lineno} uses {getattr(node, 'id', None) or node.attr}: no dunder names or attributes"
+            )
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _dunder(node.name):
-            out.append(f"line {node.lineno} defines {node.name}: no dunder names or attributes (return plain "
-                       "numbers and lists)")
+            out.append(
+                f"line {node.lineno} defines {node.name}: no dunder names or attributes (return plain "
+                "numbers and lists)"
+            )
         elif isinstance(node, ast.alias) and _dunder(node.name.split(".")[-1]):
             out.append(f"line {getattr(node, 'lineno', '?')} imports {node.name}: no dunder names or attributes")
     return out
@@ -116,7 +161,7 @@ def candidate_source(cells, names) -> tuple:
         for node in tree.body:
             if isinstance(node, _KEPT):
                 first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-                parts.append("\n".join(lines[first - 1:node.end_lineno]))
+                parts.append("\n".join(lines[first - 1 : node.end_lineno]))
     return "\n".join(parts), ""
 
 
@@ -196,12 +241,16 @@ def check_function(fn, name: str, examples, source: str | None = None) -> list:
             problems.append(f"{call} returned {got!r}, the example expects {want!r}"[:300])
     return problems
 
-_CODE_RULES = ("Write it in plain Python: `import math` (or another module of `exercise_code.ALLOWED_IMPORTS`) is "
-               "all the grader's sandbox offers -- no numpy, no torch, no `rlvr_lab`. Keep the function and any "
-               "helper it calls in its cell.")
+
+_CODE_RULES = (
+    "Write it in plain Python: `import math` (or another module of `exercise_code.ALLOWED_IMPORTS`) is "
+    "all the grader's sandbox offers -- no numpy, no torch, no `rlvr_lab`. Keep the function and any "
+    "helper it calls in its cell."
+)
 
 EX9 = exercise(
-    "ex9_implement_it", "Exercise 9 - Implement it: advantages, the clipped surrogate, pass@k, admission (code)",
+    "ex9_implement_it",
+    "Exercise 9 - Implement it: advantages, the clipped surrogate, pass@k, admission (code)",
     "four of the chapter's algorithms, written by you (17.5.1 eq 2, 17.5.2 eqs 4-5, 17.9.6, 17.9.4 eq 8)",
     {},
     "Each part asks you to *write* one algorithm of the chapter as a Python function. Your cell's check runs "
@@ -210,66 +259,118 @@ EX9 = exercise(
     "property tests that compare it with the library on generated inputs -- under the all-pass rule: "
     "every trial must pass. A part scores when the verdict is `pass`.",
     (
-        Part("a", "group advantages with the stabiliser (eq 2)",
-             "Write `group_advantages(rewards, eps)`: equation 2 for one group, "
-             "`A_i = (R_i - mean) / (std + eps)` with the population std (divide by G). "
-             "An all-equal group gets zeros, never NaN, even with `eps = 0`. " + _CODE_RULES,
-             (Answer("group_advantages", "code", "equation 2: centre by the group mean, scale by the population "
-                     "std plus eps; a tied group is all zeros.",
-                     stub='def group_advantages(rewards, eps=1e-8):\n'
-                          '    """Equation 2 for one group: a list of G floats, A_i = (R_i - mean) / (std + eps).\n\n'
-                          '    rewards: a list of G >= 1 finite numbers; eps >= 0. The std is the population std\n'
-                          '    (divide by G). A group whose rewards are all equal gets G zeros (never NaN), whatever\n'
-                          '    eps >= 0. Raise ValueError for an empty group or a negative eps.\n'
-                          '    """\n'
-                          '    raise NotImplementedError("write equation 2")',
-                     examples=(((([0.0, 1.0, 0.0]), 1e-8), [-0.7071067741, 1.4142135482, -0.7071067741]),
-                               (([1.0, 0.0, 0.0, 0.0], 0.0), [1.7320508076, -0.5773502692, -0.5773502692,
-                                                               -0.5773502692]),
-                               (([1.0, 1.0, 1.0], 0.0), [0.0, 0.0, 0.0]),
-                               (([], 1e-8), ValueError))),)),
-        Part("b", "the clipped surrogate with clip-higher (eqs 4-5)",
-             "Write `clipped_surrogate(ratios, advantages, eps_low, eps_high)`: the per-token term of "
-             "equation 4, `min(r * A, clip(r, 1 - eps_low, 1 + eps_high) * A)`, with clip-higher "
-             "(`eps_high` may exceed `eps_low`). " + _CODE_RULES,
-             (Answer("clipped_surrogate", "code", "take the smaller of the unclipped and the clipped term, the "
-                     "clip range being [1 - eps_low, 1 + eps_high].",
-                     stub='def clipped_surrogate(ratios, advantages, eps_low, eps_high):\n'
-                          '    """Per token, min(r * A, clip(r, 1 - eps_low, 1 + eps_high) * A): a list of floats.\n\n'
-                          '    ratios: a list of token ratios r >= 0; advantages: a list of the same length (the\n'
-                          '    advantage of each token\'s rollout). 0 < eps_low < 1, eps_high >= 0. Raise ValueError\n'
-                          '    when the lengths differ or a clip width is out of range.\n'
-                          '    """\n'
-                          '    raise NotImplementedError("write the clipped surrogate")',
-                     examples=((([0.5, 1.1, 1.5], [2.0, 2.0, 2.0], 0.2, 0.2), [1.0, 2.2, 2.4]),
-                               (([1.25, 1.35, 0.7], [1.0, 1.0, -1.0], 0.2, 0.28), [1.25, 1.28, -0.8]),
-                               (([1.0], [1.0, 2.0], 0.2, 0.28), ValueError))),)),
-        Part("c", "the unbiased pass@k (17.9.6)",
-             "Write `pass_at_k(n, c, k)`: the probability that a random k-subset of n samples, c of which "
-             "passed, holds at least one pass, `1 - C(n - c, k) / C(n, k)`. " + _CODE_RULES,
-             (Answer("pass_at_k", "code", "count the k-subsets with no pass: C(n - c, k) of C(n, k).",
-                     stub='def pass_at_k(n, c, k):\n'
-                          '    """Unbiased pass@k from n samples with c passes: 1 - C(n - c, k) / C(n, k), a float.\n\n'
-                          '    Integers with 0 <= c <= n and 1 <= k <= n; raise ValueError otherwise '
-                          '(k > n included).\n'
-                          '    """\n'
-                          '    raise NotImplementedError("write the unbiased pass@k")',
-                     examples=(((10, 3, 1), 0.3), ((10, 3, 5), 0.9166666667), ((5, 0, 2), 0.0), ((5, 5, 2), 1.0),
-                               ((3, 1, 4), ValueError))),)),
-        Part("d", "version-checked admission (eq 8)",
-             "Write `version_lag(age_s, step_s)`, equation 8's lag `floor(age / T_step)` as an int, and "
-             "`admit(age_s, step_s, max_lag)`, True iff that lag is at most `max_lag`. " + _CODE_RULES,
-             (Answer("version_lag", "code", "equation 8: whole training steps elapsed while the rollout aged.",
-                     stub='def version_lag(age_s, step_s):\n'
-                          '    """Equation 8: floor(age_s / step_s), an int. age_s >= 0, step_s > 0 '
-                          '(else ValueError)."""\n'
-                          '    raise NotImplementedError("write equation 8")',
-                     examples=(((90.0, 40.0), 2), ((200.0, 40.0), 5), ((120.0, 40.0), 3), ((10.0, 0.0), ValueError))),
-              Answer("admit", "code", "admit while the lag is at most the bound, the bound included.",
-                     stub='def admit(age_s, step_s, max_lag):\n'
-                          '    """True iff version_lag(age_s, step_s) <= max_lag (an int >= 0, else ValueError)."""\n'
-                          '    raise NotImplementedError("write version-checked admission")',
-                     examples=(((90.0, 40.0, 2), True), ((120.0, 40.0, 2), False), ((200.0, 40.0, 5), True),
-                               ((90.0, 40.0, -1), ValueError)))),),
+        Part(
+            "a",
+            "group advantages with the stabiliser (eq 2)",
+            "Write `group_advantages(rewards, eps)`: equation 2 for one group, "
+            "`A_i = (R_i - mean) / (std + eps)` with the population std (divide by G). "
+            "An all-equal group gets zeros, never NaN, even with `eps = 0`. " + _CODE_RULES,
+            (
+                Answer(
+                    "group_advantages",
+                    "code",
+                    "equation 2: centre by the group mean, scale by the population "
+                    "std plus eps; a tied group is all zeros.",
+                    stub="def group_advantages(rewards, eps=1e-8):\n"
+                    '    """Equation 2 for one group: a list of G floats, A_i = (R_i - mean) / (std + eps).\n\n'
+                    "    rewards: a list of G >= 1 finite numbers; eps >= 0. The std is the population std\n"
+                    "    (divide by G). A group whose rewards are all equal gets G zeros (never NaN), whatever\n"
+                    "    eps >= 0. Raise ValueError for an empty group or a negative eps.\n"
+                    '    """\n'
+                    '    raise NotImplementedError("write equation 2")',
+                    examples=(
+                        ((([0.0, 1.0, 0.0]), 1e-8), [-0.7071067741, 1.4142135482, -0.7071067741]),
+                        (([1.0, 0.0, 0.0, 0.0], 0.0), [1.7320508076, -0.5773502692, -0.5773502692, -0.5773502692]),
+                        (([1.0, 1.0, 1.0], 0.0), [0.0, 0.0, 0.0]),
+                        (([], 1e-8), ValueError),
+                    ),
+                ),
+            ),
+        ),
+        Part(
+            "b",
+            "the clipped surrogate with clip-higher (eqs 4-5)",
+            "Write `clipped_surrogate(ratios, advantages, eps_low, eps_high)`: the per-token term of "
+            "equation 4, `min(r * A, clip(r, 1 - eps_low, 1 + eps_high) * A)`, with clip-higher "
+            "(`eps_high` may exceed `eps_low`). " + _CODE_RULES,
+            (
+                Answer(
+                    "clipped_surrogate",
+                    "code",
+                    "take the smaller of the unclipped and the clipped term, the "
+                    "clip range being [1 - eps_low, 1 + eps_high].",
+                    stub="def clipped_surrogate(ratios, advantages, eps_low, eps_high):\n"
+                    '    """Per token, min(r * A, clip(r, 1 - eps_low, 1 + eps_high) * A): a list of floats.\n\n'
+                    "    ratios: a list of token ratios r >= 0; advantages: a list of the same length (the\n"
+                    "    advantage of each token's rollout). 0 < eps_low < 1, eps_high >= 0. Raise ValueError\n"
+                    "    when the lengths differ or a clip width is out of range.\n"
+                    '    """\n'
+                    '    raise NotImplementedError("write the clipped surrogate")',
+                    examples=(
+                        (([0.5, 1.1, 1.5], [2.0, 2.0, 2.0], 0.2, 0.2), [1.0, 2.2, 2.4]),
+                        (([1.25, 1.35, 0.7], [1.0, 1.0, -1.0], 0.2, 0.28), [1.25, 1.28, -0.8]),
+                        (([1.0], [1.0, 2.0], 0.2, 0.28), ValueError),
+                    ),
+                ),
+            ),
+        ),
+        Part(
+            "c",
+            "the unbiased pass@k (17.9.6)",
+            "Write `pass_at_k(n, c, k)`: the probability that a random k-subset of n samples, c of which "
+            "passed, holds at least one pass, `1 - C(n - c, k) / C(n, k)`. " + _CODE_RULES,
+            (
+                Answer(
+                    "pass_at_k",
+                    "code",
+                    "count the k-subsets with no pass: C(n - c, k) of C(n, k).",
+                    stub="def pass_at_k(n, c, k):\n"
+                    '    """Unbiased pass@k from n samples with c passes: 1 - C(n - c, k) / C(n, k), a float.\n\n'
+                    "    Integers with 0 <= c <= n and 1 <= k <= n; raise ValueError otherwise "
+                    "(k > n included).\n"
+                    '    """\n'
+                    '    raise NotImplementedError("write the unbiased pass@k")',
+                    examples=(
+                        ((10, 3, 1), 0.3),
+                        ((10, 3, 5), 0.9166666667),
+                        ((5, 0, 2), 0.0),
+                        ((5, 5, 2), 1.0),
+                        ((3, 1, 4), ValueError),
+                    ),
+                ),
+            ),
+        ),
+        Part(
+            "d",
+            "version-checked admission (eq 8)",
+            "Write `version_lag(age_s, step_s)`, equation 8's lag `floor(age / T_step)` as an int, and "
+            "`admit(age_s, step_s, max_lag)`, True iff that lag is at most `max_lag`. " + _CODE_RULES,
+            (
+                Answer(
+                    "version_lag",
+                    "code",
+                    "equation 8: whole training steps elapsed while the rollout aged.",
+                    stub="def version_lag(age_s, step_s):\n"
+                    '    """Equation 8: floor(age_s / step_s), an int. age_s >= 0, step_s > 0 '
+                    '(else ValueError)."""\n'
+                    '    raise NotImplementedError("write equation 8")',
+                    examples=(((90.0, 40.0), 2), ((200.0, 40.0), 5), ((120.0, 40.0), 3), ((10.0, 0.0), ValueError)),
+                ),
+                Answer(
+                    "admit",
+                    "code",
+                    "admit while the lag is at most the bound, the bound included.",
+                    stub="def admit(age_s, step_s, max_lag):\n"
+                    '    """True iff version_lag(age_s, step_s) <= max_lag (an int >= 0, else ValueError)."""\n'
+                    '    raise NotImplementedError("write version-checked admission")',
+                    examples=(
+                        ((90.0, 40.0, 2), True),
+                        ((120.0, 40.0, 2), False),
+                        ((200.0, 40.0, 5), True),
+                        ((90.0, 40.0, -1), ValueError),
+                    ),
+                ),
+            ),
+        ),
     ),
 )

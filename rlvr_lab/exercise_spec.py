@@ -116,11 +116,19 @@ def exercise(stem: str, title: str, summary: str, givens: dict, setting: str, pa
             if a.kind not in KINDS or (a.kind == "choice") != bool(a.options):
                 raise ValueError(f"{stem} ({p.letter}) {a.name}: kind {a.kind!r} with options {a.options!r}")
             if (a.kind == "code") != bool(a.stub) or (a.kind == "code") != bool(a.examples):
-                raise ValueError(f"{stem} ({p.letter}) {a.name}: a code answer needs a stub and examples, "
-                                 "and only a code answer has them")
-    filled = tuple(replace(p, title=fill(p.title), prompt=fill(p.prompt),
-                           answers=tuple(replace(a, hint=fill(a.hint), todo=fill(a.todo)) for a in p.answers))
-                   for p in parts)
+                raise ValueError(
+                    f"{stem} ({p.letter}) {a.name}: a code answer needs a stub and examples, "
+                    "and only a code answer has them"
+                )
+    filled = tuple(
+        replace(
+            p,
+            title=fill(p.title),
+            prompt=fill(p.prompt),
+            answers=tuple(replace(a, hint=fill(a.hint), todo=fill(a.todo)) for a in p.answers),
+        )
+        for p in parts
+    )
     return Exercise(stem, title, summary, givens, fill(setting), filled)
 
 

@@ -16,5 +16,8 @@ from rlvr_lab.grading.admission import (  # noqa: F401
     static_notes,
 )
 
-warnings.warn("rlvr_lab.grading_admission moved to rlvr_lab.grading.admission; the old path goes in 0.2", DeprecationWarning,
-              stacklevel=2)
+warnings.warn(
+    "rlvr_lab.grading_admission moved to rlvr_lab.grading.admission; the old path goes in 0.2",
+    DeprecationWarning,
+    stacklevel=2,
+)

@@ -13,5 +13,8 @@ from rlvr_lab.grading.ray_grader import (  # noqa: F401
 )
 from rlvr_lab.ray_workers import AVOID_S  # noqa: F401
 
-warnings.warn("rlvr_lab.grading_ray moved to rlvr_lab.grading.ray_grader; the old path goes in 0.2", DeprecationWarning,
-              stacklevel=2)
+warnings.warn(
+    "rlvr_lab.grading_ray moved to rlvr_lab.grading.ray_grader; the old path goes in 0.2",
+    DeprecationWarning,
+    stacklevel=2,
+)

@@ -13,5 +13,8 @@ from rlvr_lab.grading.notebook_sandbox import (  # noqa: F401
     NotebookRunner,
 )
 
-warnings.warn("rlvr_lab.grading_sandbox moved to rlvr_lab.grading.notebook_sandbox; the old path goes in 0.2", DeprecationWarning,
-              stacklevel=2)
+warnings.warn(
+    "rlvr_lab.grading_sandbox moved to rlvr_lab.grading.notebook_sandbox; the old path goes in 0.2",
+    DeprecationWarning,
+    stacklevel=2,
+)

@@ -16,5 +16,8 @@ from rlvr_lab.grading.worker import (  # noqa: F401
     grade_notebook,
 )
 
-warnings.warn("rlvr_lab.grading_worker moved to rlvr_lab.grading.worker; the old path goes in 0.2", DeprecationWarning,
-              stacklevel=2)
+warnings.warn(
+    "rlvr_lab.grading_worker moved to rlvr_lab.grading.worker; the old path goes in 0.2",
+    DeprecationWarning,
+    stacklevel=2,
+)

@@ -44,8 +44,9 @@ def group_advantages(rewards, eps=1e-8, std="population", scale="group"):
     if not isinstance(rewards, torch.Tensor):
         return advantages.group_advantages(rewards, eps, std, scale)
     out = advantages.group_advantages(rewards.detach().cpu().double().numpy(), eps, std, scale)
-    return torch.as_tensor(out, dtype=rewards.dtype if rewards.is_floating_point() else torch.float32,
-                           device=rewards.device)
+    return torch.as_tensor(
+        out, dtype=rewards.dtype if rewards.is_floating_point() else torch.float32, device=rewards.device
+    )
 
 
 def _tensor(name: str, value) -> torch.Tensor:
@@ -96,14 +97,14 @@ def clipped_surrogate(ratio, advantage, eps_low, eps_high=None) -> torch.Tensor:
     lo, hi = _clip_widths(eps_low, eps_high)
     if adv.dim() == 1 and ratio.dim() == 2:
         if adv.shape[0] != ratio.shape[0]:
-            raise ValueError(f"advantage must have one entry per row of ratio ({ratio.shape[0]}), "
-                             f"got {adv.shape[0]}")
+            raise ValueError(f"advantage must have one entry per row of ratio ({ratio.shape[0]}), got {adv.shape[0]}")
         adv = adv[:, None]
     try:
         torch.broadcast_shapes(ratio.shape, adv.shape)
     except RuntimeError:
-        raise ValueError(f"advantage shape {tuple(adv.shape)} does not broadcast to ratio shape "
-                         f"{tuple(ratio.shape)}") from None
+        raise ValueError(
+            f"advantage shape {tuple(adv.shape)} does not broadcast to ratio shape {tuple(ratio.shape)}"
+        ) from None
     return torch.minimum(ratio * adv, torch.clamp(ratio, 1.0 - lo, 1.0 + hi) * adv)
 
 
@@ -163,8 +164,9 @@ def _check_loss_inputs(logp, old_logp, ref_logp, advantages, mask, beta):
     return keep
 
 
-def grpo_loss(logp, old_logp, ref_logp, advantages, mask, eps_low, eps_high, beta, norm="sequence",
-              constant=None, *, checked=True):
+def grpo_loss(
+    logp, old_logp, ref_logp, advantages, mask, eps_low, eps_high, beta, norm="sequence", constant=None, *, checked=True
+):
     """Equation 4 (17.5.2): the GRPO loss ``-J`` and a dict of diagnostics.
 
     Per token ``L - beta*D`` with L the clipped surrogate and D the k3 KL; then
@@ -190,8 +192,9 @@ def grpo_loss(logp, old_logp, ref_logp, advantages, mask, eps_low, eps_high, bet
     """
     if not checked:
         keep = mask.bool()
-        loss, ratio, adv, surrogate, kl = _objective(logp, old_logp, ref_logp, advantages, keep, eps_low,
-                                                     eps_high, beta, norm, constant)
+        loss, ratio, adv, surrogate, kl = _objective(
+            logp, old_logp, ref_logp, advantages, keep, eps_low, eps_high, beta, norm, constant
+        )
         return loss, _statistics(ratio, adv, keep, surrogate, kl, eps_low, eps_high)
     v.choice("norm", norm, NORMS)
     beta = v.nonnegative("beta", beta)
@@ -202,15 +205,19 @@ def grpo_loss(logp, old_logp, ref_logp, advantages, mask, eps_low, eps_high, bet
     keep = _check_loss_inputs(logp, old_logp, ref_logp, advantages, mask, beta)
     if norm == "constant" and constant is not None:
         constant = v.positive("constant", constant)
-    loss, ratio, adv, surrogate, kl = _objective(logp, old_logp, ref_logp, advantages, keep, lo, hi, beta, norm,
-                                                 constant)
+    loss, ratio, adv, surrogate, kl = _objective(
+        logp, old_logp, ref_logp, advantages, keep, lo, hi, beta, norm, constant
+    )
     return loss, _diagnostics(ratio.detach(), adv.detach(), keep, surrogate.detach(), kl, lo, hi)
 
 
 def grpo_loss_fast(*args, **kwargs):
     """Deprecated (until 0.2): ``grpo_loss(..., checked=False)``."""
-    warnings.warn("rlvr_lab.grpo.grpo_loss_fast is now grpo_loss(..., checked=False); the old name goes in 0.2",
-                  DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        "rlvr_lab.grpo.grpo_loss_fast is now grpo_loss(..., checked=False); the old name goes in 0.2",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return grpo_loss(*args, **kwargs, checked=False)
 
 
@@ -221,15 +228,15 @@ def _objective(logp, old_logp, ref_logp, advantages, keep, lo, hi, beta, norm, c
     logp_k = torch.where(keep, logp, torch.zeros_like(logp))
     old_k = torch.where(keep, old_logp.to(logp.dtype), torch.zeros_like(logp))
     adv = advantages.to(logp.dtype)
-    ratio = token_ratios(logp_k, old_k)                      # r_{i,t}
-    surrogate = clipped_surrogate(ratio, adv, lo, hi)       # L_{i,t}
+    ratio = token_ratios(logp_k, old_k)  # r_{i,t}
+    surrogate = clipped_surrogate(ratio, adv, lo, hi)  # L_{i,t}
     per_token = surrogate
     kl = None
     if ref_logp is not None:
         ref_k = torch.where(keep, ref_logp.to(logp.dtype), torch.zeros_like(logp))
-        kl = kl_k3(logp_k, ref_k)                           # D_{i,t}
+        kl = kl_k3(logp_k, ref_k)  # D_{i,t}
         if beta > 0:
-            per_token = surrogate - beta * kl                # L - beta_KL * D, summed per rollout below
+            per_token = surrogate - beta * kl  # L - beta_KL * D, summed per rollout below
     token_sums = (per_token * m).sum(dim=1)
     if norm == "sequence":
         objective = (token_sums / m.sum(dim=1).clamp(min=1.0)).mean()
@@ -249,9 +256,14 @@ def _statistics(ratio, adv, keep, surrogate, kl, lo, hi) -> dict:
         a = adv[:, None].expand_as(ratio)[keep]
         r, s = ratio[keep].double(), surrogate[keep].double()
         low, high = (a < 0) & (r < 1.0 - lo), (a > 0) & (r > 1.0 + hi)
-        stats = {"clip_fraction": (low | high).double().mean(), "clip_low_fraction": low.double().mean(),
-                 "clip_high_fraction": high.double().mean(), "positive_fraction": (a > 0).double().mean(),
-                 "surrogate_mean": s.mean(), "tokens": keep.sum().double()}
+        stats = {
+            "clip_fraction": (low | high).double().mean(),
+            "clip_low_fraction": low.double().mean(),
+            "clip_high_fraction": high.double().mean(),
+            "positive_fraction": (a > 0).double().mean(),
+            "surrogate_mean": s.mean(),
+            "tokens": keep.sum().double(),
+        }
         if kl is not None:
             stats["kl_mean"] = kl[keep].double().mean()
     return stats
@@ -283,11 +295,13 @@ def per_token_weights(advantages, lengths, norm="sequence", constant=None):
     v.choice("norm", norm, NORMS)
     is_torch = isinstance(advantages, torch.Tensor)
     a = advantages.detach().cpu().double().numpy() if is_torch else np.asarray(v.real("advantages", advantages))
-    n = lengths.detach().cpu().double().numpy() if isinstance(lengths, torch.Tensor) else np.asarray(
-        v.real("lengths", lengths, 1.0), dtype=float)
+    n = (
+        lengths.detach().cpu().double().numpy()
+        if isinstance(lengths, torch.Tensor)
+        else np.asarray(v.real("lengths", lengths, 1.0), dtype=float)
+    )
     if a.ndim != 1 or a.shape != n.shape or a.size == 0:
-        raise ValueError(f"advantages and lengths must be non-empty 1-D with equal shapes, got {a.shape} and "
-                         f"{n.shape}")
+        raise ValueError(f"advantages and lengths must be non-empty 1-D with equal shapes, got {a.shape} and {n.shape}")
     v.real("lengths", n, 1.0)
     if norm == "sequence":
         w = a / n

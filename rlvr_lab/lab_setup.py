@@ -38,8 +38,7 @@ def choose_preset() -> str:
 
 def hardware() -> str:
     """One line naming the machine: architecture, system, CPU cores, Python version."""
-    return (f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPU cores, "
-            f"Python {platform.python_version()}")
+    return f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPU cores, Python {platform.python_version()}"
 
 
 def start_lab() -> tuple[str, str]:

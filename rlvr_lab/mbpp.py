@@ -67,12 +67,23 @@ def problem_fixture(problem: dict, challenge: bool = False) -> Fixture:
     """The in-memory fixture of one MBPP problem (``task_id``, ``text``, ``test_list`` at least)."""
     if not isinstance(problem.get("text"), str) or "task_id" not in problem:
         raise ValueError("problem must have a 'task_id' and a string 'text'")
-    return Fixture(name=f"mbpp_{problem['task_id']}", version=FIXTURE_VERSION, files={"solution.py": ""},
-                   hidden_tests={"test_mbpp.py": hidden_test(problem, challenge)},
-                   public_tests={"test_public.py": hidden_test({"test_list": problem["test_list"][:1],
-                                                                "test_setup_code": problem.get("test_setup_code")})},
-                   allowed_paths=("solution.py",), modules=("solution",), limits=LIMITS, trials=1,
-                   checker_version=CHECKER_VERSION, description=problem["text"].strip())
+    return Fixture(
+        name=f"mbpp_{problem['task_id']}",
+        version=FIXTURE_VERSION,
+        files={"solution.py": ""},
+        hidden_tests={"test_mbpp.py": hidden_test(problem, challenge)},
+        public_tests={
+            "test_public.py": hidden_test(
+                {"test_list": problem["test_list"][:1], "test_setup_code": problem.get("test_setup_code")}
+            )
+        },
+        allowed_paths=("solution.py",),
+        modules=("solution",),
+        limits=LIMITS,
+        trials=1,
+        checker_version=CHECKER_VERSION,
+        description=problem["text"].strip(),
+    )
 
 
 def load_problems(source: str = "", split: str = "train") -> list[dict]:

@@ -12,5 +12,8 @@ from rlvr_lab.grading.notebook_executor import (  # noqa: F401
     main,
 )
 
-warnings.warn("rlvr_lab.notebook_executor moved to rlvr_lab.grading.notebook_executor; the old path goes in 0.2", DeprecationWarning,
-              stacklevel=2)
+warnings.warn(
+    "rlvr_lab.notebook_executor moved to rlvr_lab.grading.notebook_executor; the old path goes in 0.2",
+    DeprecationWarning,
+    stacklevel=2,
+)

@@ -27,12 +27,15 @@ PAD, BOS, EOS = "<pad>", "<bos>", "<eos>"
 
 #: Model sizes built from a config: name -> LlamaConfig keyword arguments.
 MODEL_SIZES = {
-    "tiny": dict(hidden_size=64, intermediate_size=192, num_hidden_layers=2, num_attention_heads=4,
-                 num_key_value_heads=4),
-    "small": dict(hidden_size=128, intermediate_size=384, num_hidden_layers=3, num_attention_heads=4,
-                  num_key_value_heads=4),
-    "base": dict(hidden_size=256, intermediate_size=768, num_hidden_layers=4, num_attention_heads=8,
-                 num_key_value_heads=8),
+    "tiny": dict(
+        hidden_size=64, intermediate_size=192, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4
+    ),
+    "small": dict(
+        hidden_size=128, intermediate_size=384, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=4
+    ),
+    "base": dict(
+        hidden_size=256, intermediate_size=768, num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=8
+    ),
 }
 
 
@@ -93,11 +96,16 @@ def train_tokenizer(corpus: Iterable[str], vocab_size: int = 384):
     tk = Tokenizer(models.BPE())
     tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tk.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[PAD, BOS, EOS],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=[PAD, BOS, EOS],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tk.train_from_iterator(list(corpus), trainer=trainer)
-    return PreTrainedTokenizerFast(tokenizer_object=tk, pad_token=PAD, bos_token=BOS, eos_token=EOS,
-                                   clean_up_tokenization_spaces=False)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tk, pad_token=PAD, bos_token=BOS, eos_token=EOS, clean_up_tokenization_spaces=False
+    )
 
 
 def build_model(tokenizer, size: str = "small", seed: int = 0, max_positions: int = 512):
@@ -112,10 +120,16 @@ def build_model(tokenizer, size: str = "small", seed: int = 0, max_positions: in
 
     if size not in MODEL_SIZES:
         raise ValueError(f"size must be one of {sorted(MODEL_SIZES)}, got {size!r}")
-    config = LlamaConfig(vocab_size=len(tokenizer), max_position_embeddings=max_positions,
-                         pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
-                         eos_token_id=tokenizer.eos_token_id, tie_word_embeddings=True,
-                         attn_implementation="eager", **MODEL_SIZES[size])
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        max_position_embeddings=max_positions,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        tie_word_embeddings=True,
+        attn_implementation="eager",
+        **MODEL_SIZES[size],
+    )
     torch.manual_seed(seed)
     return LlamaForCausalLM(config)
 
@@ -158,8 +172,7 @@ def load_policy(name_or_path: str, device: str = "cpu", dtype: torch.dtype | Non
     return model, tokenizer
 
 
-def transformed_logprobs(logits: torch.Tensor, cfg: SamplingConfig,
-                         keep: torch.Tensor | None = None) -> torch.Tensor:
+def transformed_logprobs(logits: torch.Tensor, cfg: SamplingConfig, keep: torch.Tensor | None = None) -> torch.Tensor:
     """Log-probs of the sampling distribution: temperature, top-k, top-p, renormalised (17.6.2).
 
     ``logits`` has shape (..., V). Tokens outside the kept set get -inf. ``keep`` (shape (...), token ids)
@@ -209,9 +222,17 @@ def _cache_of(output):
 
 @torch.no_grad()
 @scored
-def sample(model, prompts: list[list[int]], cfg: SamplingConfig, eos_id: int, pad_id: int,
-           generator: torch.Generator | None = None, stop_ids: tuple[int, ...] = (),
-           stop_strings: tuple[str, ...] = (), decode=None) -> list[Sample]:
+def sample(
+    model,
+    prompts: list[list[int]],
+    cfg: SamplingConfig,
+    eos_id: int,
+    pad_id: int,
+    generator: torch.Generator | None = None,
+    stop_ids: tuple[int, ...] = (),
+    stop_strings: tuple[str, ...] = (),
+    decode=None,
+) -> list[Sample]:
     """Sample one completion per prompt with a KV cache, recording behaviour log-probs (17.5.2).
 
     Prompts of unequal length are left-padded; position ids skip the padding. Repeated prompts (a GRPO
@@ -239,8 +260,8 @@ def sample(model, prompts: list[list[int]], cfg: SamplingConfig, eos_id: int, pa
     ids = torch.full((len(distinct), width), pad_id, dtype=torch.long)
     attn = torch.zeros((len(distinct), width), dtype=torch.long)
     for i, p in enumerate(distinct):
-        ids[i, width - len(p):] = torch.tensor(p)
-        attn[i, width - len(p):] = 1
+        ids[i, width - len(p) :] = torch.tensor(p)
+        attn[i, width - len(p) :] = 1
     ids, attn = ids.to(device), attn.to(device)
     positions = (attn.cumsum(-1) - 1).clamp(min=0)
     cache_arg = _cache_keyword(model)
@@ -274,12 +295,19 @@ def sample(model, prompts: list[list[int]], cfg: SamplingConfig, eos_id: int, pa
             break
         step_ids = torch.where(done, torch.full_like(choice, pad_id), choice).unsqueeze(-1)
         attn = torch.cat([attn, torch.ones((n, 1), dtype=attn.dtype, device=device)], dim=-1)
-        out = model(input_ids=step_ids, attention_mask=attn, position_ids=next_pos.unsqueeze(-1),
-                    use_cache=True, **{cache_arg: cache})
+        out = model(
+            input_ids=step_ids,
+            attention_mask=attn,
+            position_ids=next_pos.unsqueeze(-1),
+            use_cache=True,
+            **{cache_arg: cache},
+        )
         cache, logits = _cache_of(out), out.logits[:, -1, :]
         next_pos = next_pos + 1
-    return [Sample(list(p), t, lp, "eos" if t and t[-1] in ends else "stop" if stop else "length")
-            for p, t, lp, stop in zip(prompts, toks, lps, stopped)]
+    return [
+        Sample(list(p), t, lp, "eos" if t and t[-1] in ends else "stop" if stop else "length")
+        for p, t, lp, stop in zip(prompts, toks, lps, stopped)
+    ]
 
 
 def pad_batch(sequences: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -293,14 +321,20 @@ def pad_batch(sequences: list[list[int]], pad_id: int) -> tuple[torch.Tensor, to
     ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(sequences), width), dtype=torch.long)
     for i, s in enumerate(sequences):
-        ids[i, :len(s)] = torch.tensor(s, dtype=torch.long)
-        mask[i, :len(s)] = 1
+        ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+        mask[i, : len(s)] = 1
     return ids, mask
 
 
 @scored
-def completion_logprobs(model, sequences: list[list[int]], score_mask: list[list[int]], cfg: SamplingConfig,
-                        pad_id: int, with_logits: bool = False):
+def completion_logprobs(
+    model,
+    sequences: list[list[int]],
+    score_mask: list[list[int]],
+    cfg: SamplingConfig,
+    pad_id: int,
+    with_logits: bool = False,
+):
     """Per-token log-probs of recorded ids under the transformed distribution (17.5.2 numerator, replay).
 
     ``sequences`` are full token lists (prefix + sampled tokens, observations included for multi-turn);
@@ -331,8 +365,14 @@ def completion_logprobs(model, sequences: list[list[int]], score_mask: list[list
 
 
 @scored
-def shared_prefix_logprobs(model, sequences: list[list[int]], score_mask: list[list[int]], prefix_lens: list[int],
-                           cfg: SamplingConfig, pad_id: int):
+def shared_prefix_logprobs(
+    model,
+    sequences: list[list[int]],
+    score_mask: list[list[int]],
+    prefix_lens: list[int],
+    cfg: SamplingConfig,
+    pad_id: int,
+):
     """:func:`completion_logprobs` for groups that share a prompt, running each distinct prompt once.
 
     GRPO's G rollouts of a task start with the same prompt, which is most of every sequence here. Rows with
@@ -352,13 +392,16 @@ def shared_prefix_logprobs(model, sequences: list[list[int]], score_mask: list[l
     >>> bool(torch.allclose(plain, shared, atol=1e-5))
     True
     """
-    if not (len(sequences) == len(score_mask) == len(prefix_lens)) or \
-            any(len(s) != len(m) for s, m in zip(sequences, score_mask)):
+    if not (len(sequences) == len(score_mask) == len(prefix_lens)) or any(
+        len(s) != len(m) for s, m in zip(sequences, score_mask)
+    ):
         raise ValueError("sequences, score_mask and prefix_lens must have matching shapes")
     for s, m, p in zip(sequences, score_mask, prefix_lens):
         if not 1 <= p < len(s) or any(m[:p]):
-            raise ValueError(f"prefix_lens must be in [1, len(sequence)) with no scored token inside the prefix, "
-                             f"got {p} for a sequence of {len(s)}")
+            raise ValueError(
+                f"prefix_lens must be in [1, len(sequence)) with no scored token inside the prefix, "
+                f"got {p} for a sequence of {len(s)}"
+            )
     device = next(model.parameters()).device
     prompts: dict[tuple[int, ...], int] = {}
     owner = [prompts.setdefault(tuple(s[:p]), len(prompts)) for s, p in zip(sequences, prefix_lens)]
@@ -377,8 +420,9 @@ def shared_prefix_logprobs(model, sequences: list[list[int]], score_mask: list[l
     width = t_ids.shape[1]
     positions = p_len.unsqueeze(1) + torch.arange(width, device=device).unsqueeze(0)
     attn = torch.cat([p_attn[index], t_attn], dim=1)
-    t_logits = model(input_ids=t_ids, attention_mask=attn, position_ids=positions,
-                     **{_cache_keyword(model): cache}).logits
+    t_logits = model(
+        input_ids=t_ids, attention_mask=attn, position_ids=positions, **{_cache_keyword(model): cache}
+    ).logits
     logits = torch.cat([last.unsqueeze(1), t_logits[:, :-1]], dim=1)  # (B, C, V), row c predicts tail token c
     tail_logp = transformed_logprobs(logits, cfg, keep=t_ids).gather(-1, t_ids.unsqueeze(-1)).squeeze(-1)
     tail_mask = t_mask.to(device=device, dtype=tail_logp.dtype)

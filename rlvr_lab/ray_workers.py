@@ -88,22 +88,41 @@ class RayWorkers:
     its driver stops (None: until the pool closes); when no driver is left, every queued call is given up.
     """
 
-    def __init__(self, actor_class, actor_args: Callable[[int, int], tuple], workers: int, *,
-                 address: str | None = None, init_kwargs: dict | None = None, slot_cpus: float = 1.0,
-                 check_fit: bool = False, lost_retries: int = 2, max_queue: int | None = None,
-                 start_timeout_s: float = 60.0, replace_s: float | None = None, name: str = "ray-slot"):
+    def __init__(
+        self,
+        actor_class,
+        actor_args: Callable[[int, int], tuple],
+        workers: int,
+        *,
+        address: str | None = None,
+        init_kwargs: dict | None = None,
+        slot_cpus: float = 1.0,
+        check_fit: bool = False,
+        lost_retries: int = 2,
+        max_queue: int | None = None,
+        start_timeout_s: float = 60.0,
+        replace_s: float | None = None,
+        name: str = "ray-slot",
+    ):
         ray = self.ray = ray_module(name)
         self.actor_class, self.actor_args, self.workers = actor_class, actor_args, workers
         self.slot_cpus, self.lost_retries, self.max_queue = slot_cpus, lost_retries, max_queue
         self.start_timeout_s, self.replace_s = start_timeout_s, replace_s
         self.owns_ray = not ray.is_initialized()
         if self.owns_ray:
-            ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="WARNING",
-                     **(init_kwargs or {}))
+            ray.init(
+                address=address,
+                include_dashboard=False,
+                log_to_driver=False,
+                logging_level="WARNING",
+                **(init_kwargs or {}),
+            )
         if check_fit and workers * slot_cpus > (cpus := ray.cluster_resources().get("CPU", 0)):
             self._leave()
-            raise ValueError(f"workers must fit the cluster: {workers} slots need {workers * slot_cpus:g} "
-                             f"CPUs, the cluster at {address!r} has {cpus:g}")
+            raise ValueError(
+                f"workers must fit the cluster: {workers} slots need {workers * slot_cpus:g} "
+                f"CPUs, the cluster at {address!r} has {cpus:g}"
+            )
         self.faults: list = []
         """Fault records of lost calls (what :meth:`Call.on_lost` returned), in order."""
         self.seen: set[str] = set()
@@ -128,15 +147,17 @@ class RayWorkers:
                 self._kill(handle)
             self._leave()
             raise
-        self.threads = [threading.Thread(target=self._drive, args=(i,), name=f"{name}-{i}", daemon=True)
-                        for i in range(workers)]
+        self.threads = [
+            threading.Thread(target=self._drive, args=(i,), name=f"{name}-{i}", daemon=True) for i in range(workers)
+        ]
         for t in self.threads:
             t.start()
 
     # -- actors ---------------------------------------------------------------------------------------
     def _spawn(self, i: int):
         self.actors[i] = self.actor_class.options(num_cpus=self.slot_cpus, scheduling_strategy="SPREAD").remote(
-            *self.actor_args(i, self.generation[i]))
+            *self.actor_args(i, self.generation[i])
+        )
         return self.actors[i]
 
     def _info(self, handle) -> dict:
@@ -222,8 +243,7 @@ class RayWorkers:
             while True:
                 for entry in self.retry:
                     calls, slot, node, since = entry
-                    if ((slot != i and self.node(i) != node) or self.workers == 1
-                            or time.monotonic() > since + AVOID_S):
+                    if (slot != i and self.node(i) != node) or self.workers == 1 or time.monotonic() > since + AVOID_S:
                         self.retry.remove(entry)
                         self.busy += 1
                         return calls
@@ -289,7 +309,7 @@ class RayWorkers:
         retried = call.lost <= self.lost_retries
         error = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"[:300]
         self.faults.append(call.on_lost(i, node, error, retried))
-        rest = calls[j if retried else j + 1:]
+        rest = calls[j if retried else j + 1 :]
         if rest:
             with self.cv:
                 self.retry.append((rest, i, node, time.monotonic()))

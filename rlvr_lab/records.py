@@ -151,8 +151,10 @@ def flatten(record: RolloutRecord) -> tuple[list[int], list[int], list[float]]:
     logps = [0.0] * len(ids)
     for call in record.invocations:
         if call.prefix_ids != ids:
-            raise ValueError(f"record {record.rollout_id}: prefix of call {call.call_id} is not the exact "
-                             "delivered context (earlier prefix + sampled tokens + observation)")
+            raise ValueError(
+                f"record {record.rollout_id}: prefix of call {call.call_id} is not the exact "
+                "delivered context (earlier prefix + sampled tokens + observation)"
+            )
         ids += call.completion_ids
         mask += [1] * len(call.completion_ids)
         logps += list(call.behaviour_logprobs)
@@ -162,8 +164,9 @@ def flatten(record: RolloutRecord) -> tuple[list[int], list[int], list[float]]:
     return ids, mask, logps
 
 
-def close_group(members: list[RolloutRecord], planned: int, trainer_version: int, max_lag: int,
-                rule: str = "exclude") -> tuple[bool, str]:
+def close_group(
+    members: list[RolloutRecord], planned: int, trainer_version: int, max_lag: int, rule: str = "exclude"
+) -> tuple[bool, str]:
     """The declared complete-group rule (17.9.3, 17.10): may this group enter the update?
 
     Eligible only if all ``planned`` members reported, every verdict is resolved (pass/fail) and every

@@ -38,8 +38,10 @@ def false_accept_share(rho, alpha, beta=1.0):
     false_acc = np.multiply(np.subtract(1.0, rho), alpha)
     total = true_acc + false_acc
     if np.any(total <= 0):
-        raise ValueError("the acceptance probability rho*beta + (1-rho)*alpha must be > 0 "
-                         "(some of rho, alpha, beta must be positive)")
+        raise ValueError(
+            "the acceptance probability rho*beta + (1-rho)*alpha must be > 0 "
+            "(some of rho, alpha, beta must be positive)"
+        )
     return v.scalar_out(false_acc / total)
 
 

@@ -75,32 +75,92 @@ def _problems(family: str) -> list[tuple[str, str, str, object]]:
     elif family == "affine":
         for m in range(2, 6):
             for b in range(1, 10):
-                rows.append((f"mul{m}_add{b}", f"Return {{a}} times {_WORDS[m]} plus {_WORDS[b]}.",
-                             f"return {{a}} * {m} + {b}", lambda x, m=m, b=b: x * m + b))
-                rows.append((f"add{b}_mul{m}", f"Return {{a}} plus {_WORDS[b]}, times {_WORDS[m]}.",
-                             f"return ({{a}} + {b}) * {m}", lambda x, m=m, b=b: (x + b) * m))
+                rows.append(
+                    (
+                        f"mul{m}_add{b}",
+                        f"Return {{a}} times {_WORDS[m]} plus {_WORDS[b]}.",
+                        f"return {{a}} * {m} + {b}",
+                        lambda x, m=m, b=b: x * m + b,
+                    )
+                )
+                rows.append(
+                    (
+                        f"add{b}_mul{m}",
+                        f"Return {{a}} plus {_WORDS[b]}, times {_WORDS[m]}.",
+                        f"return ({{a}} + {b}) * {m}",
+                        lambda x, m=m, b=b: (x + b) * m,
+                    )
+                )
     elif family == "listmap":
         for k in range(1, 10):
-            rows.append((f"map_add_{k}", f"Return each item of {{a}} plus {_WORDS[k]}.",
-                         f"return [v + {k} for v in {{a}}]", lambda xs, k=k: [v + k for v in xs]))
-            rows.append((f"map_mul_{k}", f"Return each item of {{a}} times {_WORDS[k]}.",
-                         f"return [v * {k} for v in {{a}}]", lambda xs, k=k: [v * k for v in xs]))
-            rows.append((f"keep_gt_{k}", f"Return the items of {{a}} greater than {_WORDS[k]}.",
-                         f"return [v for v in {{a}} if v > {k}]", lambda xs, k=k: [v for v in xs if v > k]))
+            rows.append(
+                (
+                    f"map_add_{k}",
+                    f"Return each item of {{a}} plus {_WORDS[k]}.",
+                    f"return [v + {k} for v in {{a}}]",
+                    lambda xs, k=k: [v + k for v in xs],
+                )
+            )
+            rows.append(
+                (
+                    f"map_mul_{k}",
+                    f"Return each item of {{a}} times {_WORDS[k]}.",
+                    f"return [v * {k} for v in {{a}}]",
+                    lambda xs, k=k: [v * k for v in xs],
+                )
+            )
+            rows.append(
+                (
+                    f"keep_gt_{k}",
+                    f"Return the items of {{a}} greater than {_WORDS[k]}.",
+                    f"return [v for v in {{a}} if v > {k}]",
+                    lambda xs, k=k: [v for v in xs if v > k],
+                )
+            )
     elif family == "listagg":
         for k in range(1, 10):
-            rows.append((f"sum_add_{k}", f"Return the sum of {{a}} plus {_WORDS[k]}.",
-                         f"return sum({{a}}) + {k}", lambda xs, k=k: sum(xs) + k))
-            rows.append((f"max_mul_{k}", f"Return the largest item of {{a}} times {_WORDS[k]}.",
-                         f"return max({{a}}) * {k}", lambda xs, k=k: max(xs) * k))
-            rows.append((f"len_add_{k}", f"Return the length of {{a}} plus {_WORDS[k]}.",
-                         f"return len({{a}}) + {k}", lambda xs, k=k: len(xs) + k))
+            rows.append(
+                (
+                    f"sum_add_{k}",
+                    f"Return the sum of {{a}} plus {_WORDS[k]}.",
+                    f"return sum({{a}}) + {k}",
+                    lambda xs, k=k: sum(xs) + k,
+                )
+            )
+            rows.append(
+                (
+                    f"max_mul_{k}",
+                    f"Return the largest item of {{a}} times {_WORDS[k]}.",
+                    f"return max({{a}}) * {k}",
+                    lambda xs, k=k: max(xs) * k,
+                )
+            )
+            rows.append(
+                (
+                    f"len_add_{k}",
+                    f"Return the length of {{a}} plus {_WORDS[k]}.",
+                    f"return len({{a}}) + {k}",
+                    lambda xs, k=k: len(xs) + k,
+                )
+            )
     elif family == "branch":
         for k in range(1, 10):
-            rows.append((f"atleast_{k}", f"Return {{a}}, but at least {_WORDS[k]}.",
-                         f"return {{a}} if {{a}} > {k} else {k}", lambda x, k=k: x if x > k else k))
-            rows.append((f"atmost_{k}", f"Return {{a}}, but at most {_WORDS[k]}.",
-                         f"return {{a}} if {{a}} < {k} else {k}", lambda x, k=k: x if x < k else k))
+            rows.append(
+                (
+                    f"atleast_{k}",
+                    f"Return {{a}}, but at least {_WORDS[k]}.",
+                    f"return {{a}} if {{a}} > {k} else {k}",
+                    lambda x, k=k: x if x > k else k,
+                )
+            )
+            rows.append(
+                (
+                    f"atmost_{k}",
+                    f"Return {{a}}, but at most {_WORDS[k]}.",
+                    f"return {{a}} if {{a}} < {k} else {k}",
+                    lambda x, k=k: x if x < k else k,
+                )
+            )
     else:
         raise ValueError(f"family must be one of {sorted(FAMILIES)}, got {family!r}")
     return rows
@@ -135,14 +195,18 @@ def make_task(family: str, problem: tuple, variant: int, split: str, seed: int) 
     name = _NAMES[rng.randrange(len(_NAMES))]
     arg = ("xs", "items", "nums")[rng.randrange(3)] if _is_list_family(family) else ("x", "n", "a")[rng.randrange(3)]
     example = _inputs(family, rng, 1)[0]
-    prompt = (f"def {name}({arg}):\n"
-              f"    \"\"\"{request.format(a=arg)} {name}({example!r}) == {fn(example)!r}\"\"\"\n")
+    prompt = f'def {name}({arg}):\n    """{request.format(a=arg)} {name}({example!r}) == {fn(example)!r}"""\n'
     solution = "    " + body.format(a=arg) + "\n"
     hidden_inputs = _inputs(family, rng, 6)
     lines = [f"from solution import {name}", "", "", "def test_hidden():"]
     lines += [f"    assert {name}({x!r}) == {fn(x)!r}" for x in hidden_inputs]
-    public = [f"from solution import {name}", "", "", "def test_public():",
-              f"    assert {name}({example!r}) == {fn(example)!r}"]
+    public = [
+        f"from solution import {name}",
+        "",
+        "",
+        "def test_public():",
+        f"    assert {name}({example!r}) == {fn(example)!r}",
+    ]
     task_id = f"{family}/{key}/v{variant}"
     fixture = Fixture(
         name=task_id.replace("/", "."),
@@ -158,8 +222,13 @@ def make_task(family: str, problem: tuple, variant: int, split: str, seed: int) 
     return CodeTask(task_id, f"{family}/{key}", family, FAMILIES[family], split, prompt, solution, fixture)
 
 
-def make_suite(seed: int = 0, families: tuple[str, ...] | None = None, variants: int = 2,
-               heldout_fraction: float = 0.3, problems_per_family: int | None = None) -> list[CodeTask]:
+def make_suite(
+    seed: int = 0,
+    families: tuple[str, ...] | None = None,
+    variants: int = 2,
+    heldout_fraction: float = 0.3,
+    problems_per_family: int | None = None,
+) -> list[CodeTask]:
     """The procedural suite: every problem of each family times ``variants``, split per problem (17.9.1).
 
     ``problems_per_family`` keeps the first N problems of a seed-shuffled list (None keeps all).
@@ -220,8 +289,18 @@ def fixture_task(fixture: Fixture, split: str = "heldout") -> CodeTask:
     targets = [p for p in fixture.allowed_paths if p in fixture.files] or sorted(fixture.files)
     if not targets:
         raise ValueError(f"fixture {fixture.name!r} has no files a completion could write")
-    return CodeTask(f"fixture/{fixture.name}", f"fixture/{fixture.name}", "fixture", 5, split,
-                    header + body + f"# new text of {targets[0]}:\n", "", fixture, targets[0], False)
+    return CodeTask(
+        f"fixture/{fixture.name}",
+        f"fixture/{fixture.name}",
+        "fixture",
+        5,
+        split,
+        header + body + f"# new text of {targets[0]}:\n",
+        "",
+        fixture,
+        targets[0],
+        False,
+    )
 
 
 def load_fixture_task(name: str, split: str = "heldout") -> CodeTask:
@@ -243,10 +322,19 @@ def humaneval(limit: int | None = None) -> list[CodeTask]:
 
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be a positive integer or None, got {limit!r}")
-    return [CodeTask(task_id=task_id, problem_id=task_id, family="humaneval", level=0, split="heldout",
-                     prompt=problem["prompt"], solution=problem["canonical_solution"],
-                     fixture=problem_fixture(problem))
-            for task_id, problem in list(read_problems().items())[:limit]]
+    return [
+        CodeTask(
+            task_id=task_id,
+            problem_id=task_id,
+            family="humaneval",
+            level=0,
+            split="heldout",
+            prompt=problem["prompt"],
+            solution=problem["canonical_solution"],
+            fixture=problem_fixture(problem),
+        )
+        for task_id, problem in list(read_problems().items())[:limit]
+    ]
 
 
 def mbpp(source: str = "", split: str = "train", limit: int | None = None) -> list[CodeTask]:
@@ -258,7 +346,17 @@ def mbpp(source: str = "", split: str = "train", limit: int | None = None) -> li
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be a positive integer or None, got {limit!r}")
     ours = "heldout" if split == "test" else "train"
-    return [CodeTask(task_id=f"mbpp/{p['task_id']}", problem_id=f"mbpp/{p['task_id']}", family="mbpp", level=0,
-                     split=ours, prompt=prompt(p), solution=p.get("code", "").rstrip() + "\n",
-                     fixture=problem_fixture(p), keep_prompt=False)
-            for p in load_problems(source, split)[:limit]]
+    return [
+        CodeTask(
+            task_id=f"mbpp/{p['task_id']}",
+            problem_id=f"mbpp/{p['task_id']}",
+            family="mbpp",
+            level=0,
+            split=ours,
+            prompt=prompt(p),
+            solution=p.get("code", "").rstrip() + "\n",
+            fixture=problem_fixture(p),
+            keep_prompt=False,
+        )
+        for p in load_problems(source, split)[:limit]
+    ]

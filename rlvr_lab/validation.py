@@ -28,8 +28,7 @@ def _show(value) -> str:
     return f"an array starting {bad}"
 
 
-def real(name: str, value, lo: float = -math.inf, hi: float = math.inf,
-         lo_open: bool = False, hi_open: bool = False):
+def real(name: str, value, lo: float = -math.inf, hi: float = math.inf, lo_open: bool = False, hi_open: bool = False):
     """Return ``value`` as a float (scalar in) or float64 array (array in) after a range check.
 
     The range is ``[lo, hi]``; ``lo_open``/``hi_open`` exclude an end. NaN is always rejected.
@@ -44,7 +43,9 @@ def real(name: str, value, lo: float = -math.inf, hi: float = math.inf,
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number{_range(lo, hi, lo_open, hi_open, ' ')}, got {value!r}") from None
+        raise ValueError(
+            f"{name} must be a real number{_range(lo, hi, lo_open, hi_open, ' ')}, got {value!r}"
+        ) from None
     ok = ~np.isnan(arr)
     ok &= (arr > lo) if lo_open else (arr >= lo)
     ok &= (arr < hi) if hi_open else (arr <= hi)

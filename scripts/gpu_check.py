@@ -38,10 +38,16 @@ def run_preset(label: str, config) -> dict:
     replays = [r["replay_max_dev"] for r in result.metrics if "replay_max_dev" in r]
     if not replays:
         raise RuntimeError(f"{label}: no update was replay-checked")
-    return {"check": label, "device": str(device), "dtype": resolve_precision(config.dtype, device).dtype,
-            "rollouts_per_s": result.rollouts / result.grpo_s if result.grpo_s else float("nan"),
-            "replay_max_dev": max(replays), "pass1_before": result.before["pass1"],
-            "pass1_after": result.after["pass1"], "wall_s": result.wall_s}
+    return {
+        "check": label,
+        "device": str(device),
+        "dtype": resolve_precision(config.dtype, device).dtype,
+        "rollouts_per_s": result.rollouts / result.grpo_s if result.grpo_s else float("nan"),
+        "replay_max_dev": max(replays),
+        "pass1_before": result.before["pass1"],
+        "pass1_after": result.after["pass1"],
+        "wall_s": result.wall_s,
+    }
 
 
 def pool_check(workers: int, tasks: int) -> dict:
@@ -59,8 +65,10 @@ def pool_check(workers: int, tasks: int) -> dict:
         backend = pool.backend
     if set(outcomes[0]) != {"pass"} or "pass" in outcomes[1]:
         raise RuntimeError(f"verifier pool: references {outcomes[0]}, broken {outcomes[1]}")
-    return {"line": f"verifier pool ({backend}, {workers} workers): {len(chosen)}/{len(chosen)} references pass, "
-                    f"{len(chosen)}/{len(chosen)} broken fail, {2 * len(chosen) / seconds:.1f} verdicts/s"}
+    return {
+        "line": f"verifier pool ({backend}, {workers} workers): {len(chosen)}/{len(chosen)} references pass, "
+        f"{len(chosen)}/{len(chosen)} broken fail, {2 * len(chosen) / seconds:.1f} verdicts/s"
+    }
 
 
 def checks(smoke: bool, out: str):
@@ -71,32 +79,86 @@ def checks(smoke: bool, out: str):
 
     quiet = dict(progress=False, plots=False)
     if smoke:
-        gpu = TrainConfig.preset("gpu", out_dir=f"{out}/gpu", device="cpu", dtype="bfloat16", model_size="tiny",
-                                 vocab_size=320, problems_per_family=6, sft_steps=20, sft_batch=16, grpo_steps=2,
-                                 tasks_per_step=4, group_size=4, heldout_tasks=8, eval_samples=2, eval_k=2,
-                                 eval_every=2, checkpoint_every=2, max_new_tokens=16, verifier_workers=2, **quiet)
+        gpu = TrainConfig.preset(
+            "gpu",
+            out_dir=f"{out}/gpu",
+            device="cpu",
+            dtype="bfloat16",
+            model_size="tiny",
+            vocab_size=320,
+            problems_per_family=6,
+            sft_steps=20,
+            sft_batch=16,
+            grpo_steps=2,
+            tasks_per_step=4,
+            group_size=4,
+            heldout_tasks=8,
+            eval_samples=2,
+            eval_k=2,
+            eval_every=2,
+            checkpoint_every=2,
+            max_new_tokens=16,
+            verifier_workers=2,
+            **quiet,
+        )
         stand_in = dict(hidden=64, layers=2)
-        t4 = dict(device="cpu", grpo_steps=1, tasks_per_step=2, group_size=2, max_new_tokens=12, eval_samples=1,
-                  eval_k=1, verifier_workers=2, micro_batch=2)
+        t4 = dict(
+            device="cpu",
+            grpo_steps=1,
+            tasks_per_step=2,
+            group_size=2,
+            max_new_tokens=12,
+            eval_samples=1,
+            eval_k=1,
+            verifier_workers=2,
+            micro_batch=2,
+        )
         dtypes = ("bfloat16",)
     else:
-        gpu = TrainConfig.preset("gpu", out_dir=f"{out}/gpu", sft_steps=100, grpo_steps=4, tasks_per_step=16,
-                                 eval_every=4, checkpoint_every=4, heldout_tasks=48, **quiet)
+        gpu = TrainConfig.preset(
+            "gpu",
+            out_dir=f"{out}/gpu",
+            sft_steps=100,
+            grpo_steps=4,
+            tasks_per_step=16,
+            eval_every=4,
+            checkpoint_every=4,
+            heldout_tasks=48,
+            **quiet,
+        )
         stand_in = dict(hidden=256, layers=4)
-        t4 = dict(grpo_steps=3, tasks_per_step=4, group_size=8, max_new_tokens=96, eval_samples=2, eval_k=2,
-                  verifier_workers=4)
+        t4 = dict(
+            grpo_steps=3,
+            tasks_per_step=4,
+            group_size=8,
+            max_new_tokens=96,
+            eval_samples=2,
+            eval_k=2,
+            verifier_workers=4,
+        )
         dtypes = ("auto", "float16")
     corpus = [t.prompt + t.solution for t in make_suite(problems_per_family=8)] * 2
     model_dir = f"{out}/qwen2-stand-in"
     found = [("gpu preset", lambda: run_preset("gpu preset", gpu))]
     for dtype in dtypes:
+
         def one(dtype=dtype):
             if not os.path.exists(os.path.join(model_dir, "config.json")):
                 save_stand_in(model_dir, corpus, family="qwen2", chat=True, dropout=0.1, **stand_in)
-            config = TrainConfig.preset("t4", model=model_dir, mbpp_source=SAMPLE, heldout_set="tasks",
-                                        out_dir=f"{out}/t4-{dtype}", dtype=dtype, eval_every=t4["grpo_steps"],
-                                        checkpoint_every=t4["grpo_steps"], **t4, **quiet)
+            config = TrainConfig.preset(
+                "t4",
+                model=model_dir,
+                mbpp_source=SAMPLE,
+                heldout_set="tasks",
+                out_dir=f"{out}/t4-{dtype}",
+                dtype=dtype,
+                eval_every=t4["grpo_steps"],
+                checkpoint_every=t4["grpo_steps"],
+                **t4,
+                **quiet,
+            )
             return run_preset(f"t4 preset, local Qwen2, {dtype}", config)
+
         found.append((f"t4 preset ({dtype})", one))
     found.append(("verifier pool", lambda: pool_check(2 if smoke else 4, 8 if smoke else 24)))
     return found
@@ -126,9 +188,12 @@ def main(argv=None) -> int:
         if "line" in r:
             print(f"ok   {r['line']}", flush=True)
             continue
-        print(f"ok   {r['check']}: device {r['device']}, dtype {r['dtype']}, {r['rollouts_per_s']:.1f} rollouts/s, "
-              f"replay_max_dev {r['replay_max_dev']:.2e}, pass@1 {r['pass1_before']:.3f} -> {r['pass1_after']:.3f}, "
-              f"{r['wall_s']:.0f} s", flush=True)
+        print(
+            f"ok   {r['check']}: device {r['device']}, dtype {r['dtype']}, {r['rollouts_per_s']:.1f} rollouts/s, "
+            f"replay_max_dev {r['replay_max_dev']:.2e}, pass@1 {r['pass1_before']:.3f} -> {r['pass1_after']:.3f}, "
+            f"{r['wall_s']:.0f} s",
+            flush=True,
+        )
     print(f"gpu_check: {failed} failed, {time.perf_counter() - t0:.0f} s in all")
     return 1 if failed else 0
 

@@ -70,8 +70,10 @@ def main(argv: list[str]) -> int:
     for path in changed:
         print(("differs: " if check else "rewrote: ") + str(path.relative_to(ROOT)))
     for path in apart:
-        print(f"apart: {path.relative_to(ROOT)} and its .py hold different cells; "
-              f"run jupytext --sync {path.with_suffix('.py').relative_to(ROOT)} first")
+        print(
+            f"apart: {path.relative_to(ROOT)} and its .py hold different cells; "
+            f"run jupytext --sync {path.with_suffix('.py').relative_to(ROOT)} first"
+        )
     return 1 if apart or (check and changed) else 0
 
 

@@ -23,8 +23,14 @@ import time
 from pathlib import Path
 
 from rlvr_lab.verifier import Verifier
-from rlvr_lab.verifier.fixtures import (exploit_info, fixtures_dir, list_exploits, load_exploit, load_fixture,
-                                        load_reference)
+from rlvr_lab.verifier.fixtures import (
+    exploit_info,
+    fixtures_dir,
+    list_exploits,
+    load_exploit,
+    load_fixture,
+    load_reference,
+)
 
 
 def hidden_digest() -> str:
@@ -70,8 +76,16 @@ class RunnerInProcess:
 
     def verify(self, candidate, fixture):
         reply = self.runner.verify(fixture, candidate, fixture.trials, 1234)
-        return type("V", (), {"outcome": reply.outcome, "backend": self.runner.backend.name,
-                              "isolation": self.runner.backend.isolation, "stop_reason": reply.stop_reason})
+        return type(
+            "V",
+            (),
+            {
+                "outcome": reply.outcome,
+                "backend": self.runner.backend.name,
+                "isolation": self.runner.backend.isolation,
+                "stop_reason": reply.stop_reason,
+            },
+        )
 
     def close(self) -> None:
         self.runner.close()
@@ -101,10 +115,21 @@ def main(argv: list[str]) -> int:
                 alive = marked(info.marker)
             time.sleep(0.2)
             sentinel = bool(info and info.sentinel and file_state(info.sentinel) not in (None, sentinel_before))
-            print(json.dumps({"name": name, "outcome": verdict.outcome, "backend": verdict.backend,
-                              "isolation": list(verdict.isolation), "stop": verdict.stop_reason[:200],
-                              "sentinel_left": sentinel, "marker_alive": bool(alive),
-                              "hidden_changed": hidden_digest() != before}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "name": name,
+                        "outcome": verdict.outcome,
+                        "backend": verdict.backend,
+                        "isolation": list(verdict.isolation),
+                        "stop": verdict.stop_reason[:200],
+                        "sentinel_left": sentinel,
+                        "marker_alive": bool(alive),
+                        "hidden_changed": hidden_digest() != before,
+                    }
+                ),
+                flush=True,
+            )
             for pid in alive:
                 try:
                     os.kill(pid, signal.SIGKILL)

@@ -94,15 +94,32 @@ def build_book(shared_dir: Path) -> BookBuild:
                 return BookBuild(data["returncode"], data["log"], Path(data["html"]), data["seconds"])
             ensure_widget_js()
             jb = Path(sys.executable).with_name("jupyter-book")
-            cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(ROOT), "--path-output", str(out),
-                   "-W", "-n", "--keep-going", "--all"]
+            cmd = [
+                str(jb) if jb.exists() else "jupyter-book",
+                "build",
+                str(ROOT),
+                "--path-output",
+                str(out),
+                "-W",
+                "-n",
+                "--keep-going",
+                "--all",
+            ]
             env = dict(os.environ, MPLBACKEND="Agg", PYDEVD_DISABLE_FILE_VALIDATION="1")
             start = time.monotonic()
             proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
             seconds = time.monotonic() - start
             build = BookBuild(proc.returncode, proc.stdout + proc.stderr, out / "_build" / "html", seconds)
-            result.write_text(json.dumps({"returncode": build.returncode, "log": build.log,
-                                          "html": str(build.html), "seconds": build.seconds}))
+            result.write_text(
+                json.dumps(
+                    {
+                        "returncode": build.returncode,
+                        "log": build.log,
+                        "html": str(build.html),
+                        "seconds": build.seconds,
+                    }
+                )
+            )
             return build
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)

@@ -44,8 +44,10 @@ SENTINEL_LOCK = "/tmp/rlvr-redteam-sentinels.lock"
 def expectations() -> dict[str, dict[str, list[str]]]:
     """``{backend: {candidate: allowed outcomes}}`` from the gallery's ``backends.json``."""
     data = json.loads((exploits_dir() / "backends.json").read_text())
-    return {b: {name: ([v] if isinstance(v, str) else v) for name, v in table.items()}
-            for b, table in data["expected"].items()}
+    return {
+        b: {name: ([v] if isinstance(v, str) else v) for name, v in table.items()}
+        for b, table in data["expected"].items()
+    }
 
 
 def test_expectations_cover_every_exploit_and_backend():
@@ -99,17 +101,31 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.skipif(os.uname().machine not in ("x86_64", "aarch64"), reason="the filter is written for x86-64 and arm64")
+@pytest.mark.skipif(
+    os.uname().machine not in ("x86_64", "aarch64"), reason="the filter is written for x86-64 and arm64"
+)
 def test_seccomp_filter_refuses_every_socket_but_a_unix_one():
     """The process backend's network guard on its own (it must hold where Landlock has no TCP rules)."""
     import errno
 
-    done = subprocess.run([sys.executable, "-c", _SOCKET_PROBE], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    done = subprocess.run(
+        [sys.executable, "-c", _SOCKET_PROBE],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert out == {"layer": "seccomp-no-inet", "inet_tcp": errno.EACCES, "inet_udp": errno.EACCES,
-                   "inet6_tcp": errno.EACCES, "netlink": errno.EACCES, "unix": "open", "socketpair": "x"}
+    assert out == {
+        "layer": "seccomp-no-inet",
+        "inet_tcp": errno.EACCES,
+        "inet_udp": errno.EACCES,
+        "inet6_tcp": errno.EACCES,
+        "netlink": errno.EACCES,
+        "unix": "open",
+        "socketpair": "x",
+    }
 
 
 def test_seccomp_program_jumps_stay_inside_it():
@@ -160,8 +176,11 @@ def _student_venv(tmp_path_factory) -> str:
         pytest.skip("this interpreter lives where other users cannot run it, and there is no /usr/bin/python3")
     venv = Path("/tmp") / f"rlvr-student-venv-{os.getpid()}"
     subprocess.run([base, "-m", "venv", str(venv)], check=True)
-    done = subprocess.run([str(venv / "bin/pip"), "install", "-q", f"pytest=={pytest.__version__}", "numpy"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [str(venv / "bin/pip"), "install", "-q", f"pytest=={pytest.__version__}", "numpy"],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         pytest.skip(f"could not install pytest into a venv for the test user: {done.stderr[-300:]}")
     os.chmod(venv, 0o755)
@@ -170,7 +189,9 @@ def _student_venv(tmp_path_factory) -> str:
 
 def _userns_works(student) -> bool:
     prefix, _ = student
-    return subprocess.run(prefix + ["unshare", "--user", "--map-root-user", "true"], capture_output=True).returncode == 0
+    return (
+        subprocess.run(prefix + ["unshare", "--user", "--map-root-user", "true"], capture_output=True).returncode == 0
+    )
 
 
 def run_gallery(student, backend: str, no_userns: bool = False, names: tuple[str, ...] = ()):
@@ -180,8 +201,16 @@ def run_gallery(student, backend: str, no_userns: bool = False, names: tuple[str
     prefix, python = student
     inner = [python, str(HELPER), backend, *names]
     if no_userns:
-        inner = ["unshare", "--user", "--map-root-user", "sh", "-c",
-                 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"', "sh", *inner]
+        inner = [
+            "unshare",
+            "--user",
+            "--map-root-user",
+            "sh",
+            "-c",
+            'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"',
+            "sh",
+            *inner,
+        ]
     env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONPATH": str(ROOT), "LANG": "C.UTF-8"}
     host_limit = Path("/proc/sys/user/max_user_namespaces").read_text()
     lock = os.open(SENTINEL_LOCK, os.O_RDONLY | os.O_CREAT, 0o644)  # flock needs no write access
@@ -232,9 +261,11 @@ def test_gallery_with_user_namespaces_disabled_falls_back_to_process_and_says_so
     rows, err, connections = run_gallery(student, "auto", no_userns=_userns_works(student))
     assert [line for line in err.splitlines() if "backend auto ->" in line] == [
         "rlvr-lab verifier: backend auto -> process (weaker: no namespaces); isolation: "
-        + ", ".join(rows["good"]["isolation"])], err
+        + ", ".join(rows["good"]["isolation"])
+    ], err
     assert {"process-group", "subreaper", "rlimits", "deadline", "output-cap", "seccomp-no-inet"} <= set(
-        rows["good"]["isolation"])
+        rows["good"]["isolation"]
+    )
     if "landlock-fs" not in rows["good"]["isolation"]:
         pytest.skip("this kernel has no Landlock: the process backend is process-no-landlock here")
     _check(rows, "process", connections)
@@ -245,5 +276,13 @@ def test_gallery_on_the_process_backend_without_landlock(student):
     """The weakest mode: what it loses is written down and measured, not hidden (see backends.json)."""
     rows, _, connections = run_gallery(student, "process-no-landlock")
     _check(rows, "process-no-landlock", connections)
-    assert rows["good"]["isolation"] == ["process-group", "subreaper", "scratch-dir", "rlimits", "deadline",
-                                         "output-cap", "no-new-privs", "seccomp-no-inet"]
+    assert rows["good"]["isolation"] == [
+        "process-group",
+        "subreaper",
+        "scratch-dir",
+        "rlimits",
+        "deadline",
+        "output-cap",
+        "no-new-privs",
+        "seccomp-no-inet",
+    ]

@@ -27,8 +27,11 @@ def _page(book, doc):
 def test_book_builds_without_warnings(book):
     tail = "\n".join(book.log.splitlines()[-60:])
     assert book.returncode == 0, f"jupyter-book build failed:\n{tail}"
-    sphinx_warnings = [ln for ln in book.log.splitlines() if re.search(r"(WARNING|ERROR):", ln)
-                       and "Kernel is running over TCP" not in ln]
+    sphinx_warnings = [
+        ln
+        for ln in book.log.splitlines()
+        if re.search(r"(WARNING|ERROR):", ln) and "Kernel is running over TCP" not in ln
+    ]
     assert not sphinx_warnings, "\n".join(sphinx_warnings[:20])
     assert "build succeeded" in book.log
     print(f"book built in {book.seconds:.0f} s")
@@ -43,11 +46,16 @@ def test_every_toc_page_exists_and_notebooks_have_executed_outputs(book):
         if src.suffix != ".ipynb":
             continue
         nb = nbformat.read(src, as_version=4)
-        assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), \
+        assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), (
             f"{src.name} is committed with outputs; the build must produce them"
-        visible_code = [c for c in nb.cells if c.cell_type == "code"
-                        and "remove-cell" not in c.metadata.get("tags", [])
-                        and "remove-output" not in c.metadata.get("tags", [])]
+        )
+        visible_code = [
+            c
+            for c in nb.cells
+            if c.cell_type == "code"
+            and "remove-cell" not in c.metadata.get("tags", [])
+            and "remove-output" not in c.metadata.get("tags", [])
+        ]
         if visible_code:
             assert html.count('class="cell_output') >= 1, f"{doc} shows no executed output"
         assert "Traceback (most recent call last)" not in html, f"{doc} shows a traceback"
@@ -61,19 +69,20 @@ def test_chapter_notebooks_start_with_a_colab_only_install_cell():
             continue
         nb = nbformat.read(src, as_version=4)
         first_code = next(c for c in nb.cells if c.cell_type == "code")
-        assert first_code.source == install_cell() and "import google.colab" in first_code.source, \
+        assert first_code.source == install_cell() and "import google.colab" in first_code.source, (
             f"{src.name}: the first code cell must be the Colab-only install cell of rlvr_lab.colab"
+        )
 
 
 def test_widget_state_is_saved_and_widget_js_is_local(book):
     pages_with_widgets = 0
     for doc in toc_files():
         html = _page(book, doc).read_text()
-        views = html.count('application/vnd.jupyter.widget-view+json')
+        views = html.count("application/vnd.jupyter.widget-view+json")
         if not views:
             continue
         pages_with_widgets += 1
-        assert 'application/vnd.jupyter.widget-state+json' in html, f"{doc}: widget views without saved state"
+        assert "application/vnd.jupyter.widget-state+json" in html, f"{doc}: widget views without saved state"
         scripts = re.findall(r'<script[^>]+src="([^"]+)"', html)
         assert any("_static/widgets-js/embed-amd.js" in s for s in scripts), f"{doc}: widget JS not local"
         assert any("_static/widgets-js/require.min.js" in s for s in scripts), f"{doc}: require.js not local"
@@ -90,8 +99,12 @@ def test_launch_buttons_repository_button_and_bibliography(book):
         html = _page(book, doc).read_text()
         assert f"colab.research.google.com/github/rlvr-lab/rlvr-lab/blob/main/{doc}.ipynb" in html, doc
         assert 'href="https://github.com/rlvr-lab/rlvr-lab"' in html, doc
-    cited = [doc for doc in toc_files() if 'class="reference internal" href="' in _page(book, doc).read_text()
-             and "bibtex" in _page(book, doc).read_text()]
+    cited = [
+        doc
+        for doc in toc_files()
+        if 'class="reference internal" href="' in _page(book, doc).read_text()
+        and "bibtex" in _page(book, doc).read_text()
+    ]
     assert cited, "no page cites the bibliography"
 
 
@@ -137,8 +150,9 @@ def test_notebooks_validate_with_stable_cell_ids():
             nbformat.validate(nb)
         ids = [c.get("id") for c in nb.cells]
         assert all(ids) and len(set(ids)) == len(ids), f"{path.name}: missing or repeated cell ids"
-        assert not any(re.fullmatch(r"[0-9a-f]{8}", i) for i in ids), \
+        assert not any(re.fullmatch(r"[0-9a-f]{8}", i) for i in ids), (
             f"{path.name}: random cell ids (write stable ones, e.g. c00, c01, ...)"
+        )
 
 
 def test_exercise_generator_writes_stable_valid_ids(tmp_path):

@@ -21,8 +21,7 @@ from book_site import ROOT, build_book, shared_dir, toc_files
 
 pytestmark = [pytest.mark.slow, pytest.mark.book, pytest.mark.browser]
 
-CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)),
-                None)
+CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 DRIVER = shutil.which("chromedriver")
 SHOTS = ROOT / "artifacts" / "screenshots"
 WIDTHS = (390, 1280)
@@ -31,9 +30,18 @@ WIDTHS = (390, 1280)
 MIN_IMG_SCALE = 0.82
 SVG_FONT, SVG_WIDTH = 11.0, 380.0
 KINDS_MOVED: set = set()
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-         "--disable-default-apps", "--window-size=1280,1000"]
+FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-default-apps",
+    "--window-size=1280,1000",
+]
 
 
 @pytest.fixture(scope="session")
@@ -123,8 +131,9 @@ def test_page_renders_in_chromium(site, browser, doc):
     assert not errors and not severe, f"{doc}: JavaScript errors {errors + severe}"
 
     # Every saved widget view was rendered by the html-manager: present, sized, with sliders, text and figure.
-    assert len(state["rendered"]) == state["views"], f"{doc}: {state['views']} widget views, " \
-                                                     f"{len(state['rendered'])} dashboards rendered"
+    assert len(state["rendered"]) == state["views"], (
+        f"{doc}: {state['views']} widget views, {len(state['rendered'])} dashboards rendered"
+    )
     for r in state["rendered"]:
         assert r["w"] > 300 and r["h"] > 200 and r["text"] > 40 and r["sliders"] >= 1, f"{doc}: blank widget {r}"
         assert r["img"] > 0, f"{doc}: a dashboard figure did not load"
@@ -143,8 +152,10 @@ def _screenshot(browser, doc, width):
     SHOTS.mkdir(parents=True, exist_ok=True)
     _set_width(browser, width)
     height = min(int(browser.execute_script("return document.documentElement.scrollHeight")), 16000)
-    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+    )
     try:
         shot = browser.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
     finally:
@@ -153,8 +164,10 @@ def _screenshot(browser, doc, width):
 
 
 def _set_width(browser, width):
-    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                            {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600})
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600},
+    )
     time.sleep(0.4)  # let layout (and MathJax's re-layout) settle
 
 
@@ -205,8 +218,9 @@ return {page: page, wide: wide.slice(0, 10), eqs: eqs, imgs: imgs, svgs: svgs};
 def _check_layout(browser, doc, width):
     got = browser.execute_script(_LAYOUT)
     page = got["page"]
-    assert page["scrollWidth"] <= page["vw"] + 1, \
+    assert page["scrollWidth"] <= page["vw"] + 1, (
         f"{doc} at {width} px: the page scrolls sideways ({page['scrollWidth']} > {page['vw']}): {got['wide']}"
+    )
     assert not got["wide"], f"{doc} at {width} px: elements wider than the viewport: {got['wide']}"
     clipped = [e["label"] for e in got["eqs"] if e["overflows"] and not e["scrollable"]]
     assert not clipped, f"{doc} at {width} px: display equations cut off: {clipped}"
@@ -242,7 +256,11 @@ def _wait_for_widgets(browser, seconds=45):
         state = browser.execute_script(_WIDGET_STATE)
         live = browser.execute_script("return (window.rlvrDashboards || []).length")
         done = len(state["rendered"]) >= state["views"] and all(r["img"] > 0 for r in state["rendered"])
-        if done and live >= len(state["rendered"]) and browser.execute_script("return document.readyState") == "complete":
+        if (
+            done
+            and live >= len(state["rendered"])
+            and browser.execute_script("return document.readyState") == "complete"
+        ):
             return state
         time.sleep(0.3)
     return browser.execute_script(_WIDGET_STATE)
@@ -276,8 +294,9 @@ def test_sliders_recompute_on_the_static_page(site, browser, doc):
     state = _wait_for_widgets(browser)
     dashboards = browser.execute_script("return window.rlvrDashboards || []")
     # every saved widget view on the page is a dashboard, and every one must be wired to recompute
-    assert len(dashboards) == state["views"] == len(state["rendered"]), \
+    assert len(dashboards) == state["views"] == len(state["rendered"]), (
         f"{doc}: {state['views']} saved dashboards, {len(state['rendered'])} rendered, {len(dashboards)} wired"
+    )
     for idx, dash in enumerate(dashboards):
         before = dict(dash["params"])
         handle, name = browser.execute_script(_MOVE, idx)
@@ -292,9 +311,11 @@ def test_sliders_recompute_on_the_static_page(site, browser, doc):
             handle.send_keys(Keys.ARROW_LEFT, Keys.ARROW_LEFT)
             time.sleep(0.5)
             dash = browser.execute_script("return window.rlvrDashboards[arguments[0]]", idx)
-        assert dash["updates"] > 0 and dash["params"][name] != before[name], \
+        assert dash["updates"] > 0 and dash["params"][name] != before[name], (
             f"{doc}: moving {dash['kind']}'s {name} slider recomputed nothing"
-        shown = browser.execute_script("""
+        )
+        shown = browser.execute_script(
+            """
             const root = document.querySelector('.rlvr-dashboard[data-rlvr-index="' + arguments[0] + '"]');
             const ctl = root.querySelector('.rlvr-ctl');
             const cells = Array.from(root.querySelectorAll('table.rlvr-readout[data-rlvr] tr')).map(tr =>
@@ -304,10 +325,13 @@ def test_sliders_recompute_on_the_static_page(site, browser, doc):
                     panels: root.querySelectorAll('.rlvr-live-figure svg.rlvr-panel').length,
                     marks: Array.from(root.querySelectorAll('.rlvr-live-figure .rlvr-mark-label')).map(t => t.textContent),
                     pngHidden: img ? getComputedStyle(img).display === 'none' : true};
-        """, idx)
+        """,
+            idx,
+        )
         # the value the widget itself shows beside the slider agrees with what was recomputed
-        assert math.isclose(float(shown["slider"].replace(",", "")), dash["params"][name], rel_tol=0.01, abs_tol=0.006), \
-            f"{doc}: {name} slider shows {shown['slider']}, recomputed at {dash['params'][name]}"
+        assert math.isclose(
+            float(shown["slider"].replace(",", "")), dash["params"][name], rel_tol=0.01, abs_tol=0.006
+        ), f"{doc}: {name} slider shows {shown['slider']}, recomputed at {dash['params'][name]}"
         want = _library_numbers(dash["kind"], dash["params"], _fixed(browser, idx))
         assert [c[0] for c in shown["cells"]] == list(want), f"{doc}: {dash['kind']} readout labels differ"
         for label, raw, text in shown["cells"]:
@@ -315,17 +339,21 @@ def test_sliders_recompute_on_the_static_page(site, browser, doc):
             assert text == text_want, f"{doc}: {dash['kind']} {label} shows {text!r}, rlvr_lab gives {text_want!r}"
             if isinstance(value, float) and math.isfinite(value):
                 assert math.isclose(float(raw), value, rel_tol=1e-9, abs_tol=1e-15), f"{doc}: {label} {raw} != {value}"
-        assert shown["panels"] >= 1 and shown["pngHidden"] and shown["marks"], \
+        assert shown["panels"] >= 1 and shown["pngHidden"] and shown["marks"], (
             f"{doc}: {dash['kind']}'s figure was not redrawn"
+        )
         KINDS_MOVED.add(dash["kind"])
 
 
 def _fixed(browser, idx):
     import json
 
-    spec = browser.execute_script("""
+    spec = browser.execute_script(
+        """
         const root = document.querySelector('.rlvr-dashboard[data-rlvr-index="' + arguments[0] + '"]');
-        return root.querySelector('table.rlvr-readout[data-rlvr]').getAttribute('data-rlvr');""", idx)
+        return root.querySelector('table.rlvr-readout[data-rlvr]').getAttribute('data-rlvr');""",
+        idx,
+    )
     return json.loads(spec)["fixed"]
 
 

@@ -13,8 +13,9 @@ import pytest
 from rlvr_lab import checks
 from rlvr_lab.grading import load_key_module
 
-key = load_key_module(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "labs", "exercises",
-                                   "solutions"))
+key = load_key_module(
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "labs", "exercises", "solutions")
+)
 
 # The answers worked by hand from the chapter's relations (EQUATIONS.md), independent of the library.
 ANSWERS = {
@@ -25,20 +26,32 @@ ANSWERS = {
     "ex2.part_b": {"lowest_pass": 0.3, "highest_fail": 0.4, "every_pass_outranks": False},
     "ex2.part_c": {"w_length_upper": 0.6},
     "ex3.part_a": {"trials_needed": 4},
-    "ex3.part_b": {"false_rejection": 1 - 0.95 ** 4, "trials_correct": 1 + 0.95 + 0.95 ** 2 + 0.95 ** 3,
-                   "trials_incorrect": 1.417},
+    "ex3.part_b": {
+        "false_rejection": 1 - 0.95**4,
+        "trials_correct": 1 + 0.95 + 0.95**2 + 0.95**3,
+        "trials_incorrect": 1.417,
+    },
     "ex3.part_c": {"first_action": "repair_fixture"},
-    "ex4.part_a": {"contrast_hard": 1 - 0.02 ** 8 - 0.98 ** 8, "contrast_easy": 1 - 0.6 ** 8 - 0.4 ** 8,
-                   "informative_groups": 128 * (2 - 0.02 ** 8 - 0.98 ** 8 - 0.6 ** 8 - 0.4 ** 8),
-                   "rollouts_per_informative": 2048 / (128 * (2 - 0.02 ** 8 - 0.98 ** 8 - 0.6 ** 8 - 0.4 ** 8))},
-    "ex4.part_b": {"contrast_pooled": 1 - 0.31 ** 8 - 0.69 ** 8, "informative_pooled": 256 * (1 - 0.31 ** 8 - 0.69 ** 8)},
+    "ex4.part_a": {
+        "contrast_hard": 1 - 0.02**8 - 0.98**8,
+        "contrast_easy": 1 - 0.6**8 - 0.4**8,
+        "informative_groups": 128 * (2 - 0.02**8 - 0.98**8 - 0.6**8 - 0.4**8),
+        "rollouts_per_informative": 2048 / (128 * (2 - 0.02**8 - 0.98**8 - 0.6**8 - 0.4**8)),
+    },
+    "ex4.part_b": {"contrast_pooled": 1 - 0.31**8 - 0.69**8, "informative_pooled": 256 * (1 - 0.31**8 - 0.69**8)},
     "ex4.part_c": {"lone_pass_coefficient": math.sqrt(7), "drop_hard_family": False},
     "ex5.part_a": {"multiple_exhaustive": 313.0, "multiple_three_forks": 25.0},
     "ex5.part_b": {"m_for_target": 100, "multiple_for_target": 151.0},
     "ex5.part_c": {"m_budget": 19, "se_budget": 1 / (2 * math.sqrt(19)), "can_resolve": False},
     "ex5.part_d": {"redesign_forks": [20], "redesign_m": 50},
-    "ex6.part_a": {"cycle_cold": 9.0, "cycle_snapshot": 3.3, "reset_share_cold": 6 / 9, "reset_share_snapshot": 0.3 / 3.3,
-                   "capacity_cold": 25600.0, "capacity_snapshot": 64 * 3600 / 3.3},
+    "ex6.part_a": {
+        "cycle_cold": 9.0,
+        "cycle_snapshot": 3.3,
+        "reset_share_cold": 6 / 9,
+        "reset_share_snapshot": 0.3 / 3.3,
+        "capacity_cold": 25600.0,
+        "capacity_snapshot": 64 * 3600 / 3.3,
+    },
     "ex6.part_b": {"permitted_gain": 40000 / 25600, "next_step": "snapshot"},
     "ex6.part_c": {"reset_is_lever": True, "snapshot_restores_external_refund": False},
     "ex7.part_a": {"lag_30": 0, "lag_90": 2, "lag_200": 5, "excluded_fraction": 0.05},
@@ -106,8 +119,10 @@ def test_the_self_check_table_holds_hashes_not_values_and_matches_the_key():
             if e["kind"] == "custom":
                 assert "hash" not in entry
                 continue
-            assert checks.answer_hash(part_id, e["name"], checks.canonical(e["kind"], e["expected"]),
-                                      entry["salt"]) == entry["hash"], (part_id, e["name"])
+            assert (
+                checks.answer_hash(part_id, e["name"], checks.canonical(e["kind"], e["expected"]), entry["salt"])
+                == entry["hash"]
+            ), (part_id, e["name"])
             assert set(entry) <= {"kind", "hint", "salt", "hash", "options", "fraction"}
             if e["kind"] == "number":
                 for shown in (repr(e["expected"]), f"{e['expected']:.3g}", checks.canonical("number", e["expected"])):
@@ -130,12 +145,18 @@ def test_exact_integers_and_every_reasonable_type_are_accepted_on_both_sides():
     assert float_ceil == 241  # the float-rounding trap: the key is exact, and says how to avoid it
     problems = key.verify("ex7.part_c", dict(exact, workers_all_trials=float_ceil))
     assert problems and "floating-point trap" in problems[0].lower()
-    kinds = [{"workers_all_trials": Fraction(240), "workers_stop_first": Decimal("147")},
-             {"workers_all_trials": np.int64(240), "workers_stop_first": 147.0}]
+    kinds = [
+        {"workers_all_trials": Fraction(240), "workers_stop_first": Decimal("147")},
+        {"workers_all_trials": np.int64(240), "workers_stop_first": 147.0},
+    ]
     for values in kinds:
         assert key.verify("ex7.part_c", values) == [] and checks.self_check("ex7.part_c", values) == []
-    numeric = [{"alpha_max": Fraction(1, 216)}, {"alpha_max": Decimal("0.00463")}, {"alpha_max": np.float32(1 / 216)},
-               {"alpha_max": np.array([1 / 216])}]
+    numeric = [
+        {"alpha_max": Fraction(1, 216)},
+        {"alpha_max": Decimal("0.00463")},
+        {"alpha_max": np.float32(1 / 216)},
+        {"alpha_max": np.array([1 / 216])},
+    ]
     for values in numeric:
         assert key.verify("ex1.part_b", values) == [] and checks.self_check("ex1.part_b", values) == [], values
     flags = dict(ANSWERS["ex7.part_d"], underprovisioned=np.bool_(True))

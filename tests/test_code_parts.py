@@ -46,50 +46,58 @@ WRONG = {
     "ex9.part_d": HONEST["ex9.part_d"].replace("<= max_lag", "< max_lag"),
 }
 #: Public examples pass but the hidden edge case does not: a tie of 0.1s with eps = 0 (0/0 noise, not zeros).
-PUBLIC_ONLY = ("import math\n\ndef group_advantages(rewards, eps=1e-8):\n"
-               "    if len(rewards) == 0 or eps < 0:\n        raise ValueError('rewards, eps')\n"
-               "    mean = sum(rewards) / len(rewards)\n"
-               "    std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / len(rewards))\n"
-               "    if std + eps == 0:\n        return [0.0] * len(rewards)\n"
-               "    return [(r - mean) / (std + eps) for r in rewards]")
+PUBLIC_ONLY = (
+    "import math\n\ndef group_advantages(rewards, eps=1e-8):\n"
+    "    if len(rewards) == 0 or eps < 0:\n        raise ValueError('rewards, eps')\n"
+    "    mean = sum(rewards) / len(rewards)\n"
+    "    std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / len(rewards))\n"
+    "    if std + eps == 0:\n        return [0.0] * len(rewards)\n"
+    "    return [(r - mean) / (std + eps) for r in rewards]"
+)
 _SITE = [p for p in sys.path if p.endswith("site-packages")]
 #: Cheats on part (a), each able to pass only through what it must not reach.
 CHEATS = {
     "import_library": "from rlvr_lab.advantages import group_advantages as _lib\n\n"
-                      "def group_advantages(rewards, eps=1e-8):\n    return [float(x) for x in _lib(rewards, eps)]",
+    "def group_advantages(rewards, eps=1e-8):\n    return [float(x) for x in _lib(rewards, eps)]",
     "numpy_copy": "import numpy as np\n\ndef group_advantages(rewards, eps=1e-8):\n"
-                  "    r = np.asarray(rewards, dtype=float)\n    c = r - r.mean()\n    s = np.sqrt((c ** 2).mean())\n"
-                  "    return [0.0] * len(r) if r.max() == r.min() else (c / (s + eps)).tolist()",
+    "    r = np.asarray(rewards, dtype=float)\n    c = r - r.mean()\n    s = np.sqrt((c ** 2).mean())\n"
+    "    return [0.0] * len(r) if r.max() == r.min() else (c / (s + eps)).tolist()",
     "sys_path": f"import sys\nsys.path[:0] = {_SITE + [ROOT]!r}\n"
-                "from rlvr_lab.advantages import group_advantages as _lib\n\n"
-                "def group_advantages(rewards, eps=1e-8):\n    return [float(x) for x in _lib(rewards, eps)]",
+    "from rlvr_lab.advantages import group_advantages as _lib\n\n"
+    "def group_advantages(rewards, eps=1e-8):\n    return [float(x) for x in _lib(rewards, eps)]",
     "dunder_import": "def group_advantages(rewards, eps=1e-8):\n"
-                     "    lib = __import__('rlvr_lab.advantages', fromlist=['x'])\n"
-                     "    return [float(x) for x in lib.group_advantages(rewards, eps)]",
+    "    lib = __import__('rlvr_lab.advantages', fromlist=['x'])\n"
+    "    return [float(x) for x in lib.group_advantages(rewards, eps)]",
     "read_hidden": f"import os\nFOUND = []\nfor top in {[os.path.join(SOLUTIONS, 'hidden'), '/tmp', '/']!r}:\n"
-                   "    for root, dirs, files in os.walk(top):\n"
-                   "        FOUND += [os.path.join(root, f) for f in files if f.startswith('test_ex9')]\n"
-                   "        if root.count('/') > 6 or root.startswith(('/proc', '/sys', '/usr')):\n"
-                   "            dirs[:] = []\n\n"
-                   "def group_advantages(rewards, eps=1e-8):\n"
-                   "    if not FOUND:\n        return [0.0] * len(rewards)\n"
-                   "    exec(open(FOUND[0]).read().split('TOL =')[0])  # the tests' own reference\n"
-                   "    return [float(x) for x in reference(rewards, eps)]",
+    "    for root, dirs, files in os.walk(top):\n"
+    "        FOUND += [os.path.join(root, f) for f in files if f.startswith('test_ex9')]\n"
+    "        if root.count('/') > 6 or root.startswith(('/proc', '/sys', '/usr')):\n"
+    "            dirs[:] = []\n\n"
+    "def group_advantages(rewards, eps=1e-8):\n"
+    "    if not FOUND:\n        return [0.0] * len(rewards)\n"
+    "    exec(open(FOUND[0]).read().split('TOL =')[0])  # the tests' own reference\n"
+    "    return [float(x) for x in reference(rewards, eps)]",
     "patch_hidden": f"import os\nfor folder in {[os.path.join(SOLUTIONS, 'hidden'), '.', '..', '/tmp']!r}:\n"
-                    "    for name in ('conftest.py', 'test_ex9_group_advantages.py'):\n"
-                    "        try:\n            with open(os.path.join(folder, name), 'w') as f:\n"
-                    "                f.write('def test_nothing():\\n    pass\\n')\n"
-                    "        except OSError:\n            pass\n\n"
-                    "def group_advantages(rewards, eps=1e-8):\n    return [0.0] * len(rewards)",
+    "    for name in ('conftest.py', 'test_ex9_group_advantages.py'):\n"
+    "        try:\n            with open(os.path.join(folder, name), 'w') as f:\n"
+    "                f.write('def test_nothing():\\n    pass\\n')\n"
+    "        except OSError:\n            pass\n\n"
+    "def group_advantages(rewards, eps=1e-8):\n    return [0.0] * len(rewards)",
     "always_equal": "class Anything(list):\n    def __eq__(self, other):\n        return True\n\n"
-                    "def group_advantages(rewards, eps=1e-8):\n    return Anything([0.0] * len(rewards))",
+    "def group_advantages(rewards, eps=1e-8):\n    return Anything([0.0] * len(rewards))",
 }
 
 #: Why each cheat fails in the sandbox: the library and numpy are not there, the hidden tests are out of reach
 #: (found nothing, wrote nothing that the runner reads), an object that is not plain data never crosses.
-WHY = {"import_library": "No module named 'rlvr_lab'", "numpy_copy": "No module named 'numpy'",
-       "sys_path": "No module named 'rlvr_lab'", "dunder_import": "No module named 'rlvr_lab'",
-       "read_hidden": "test failed in call", "patch_hidden": "test failed in call", "always_equal": "not plain data"}
+WHY = {
+    "import_library": "No module named 'rlvr_lab'",
+    "numpy_copy": "No module named 'numpy'",
+    "sys_path": "No module named 'rlvr_lab'",
+    "dunder_import": "No module named 'rlvr_lab'",
+    "read_hidden": "test failed in call",
+    "patch_hidden": "test failed in call",
+    "always_equal": "not plain data",
+}
 
 
 def _part(part_id):
@@ -121,14 +129,21 @@ def test_the_key_holds_four_code_parts_with_hidden_tests_outside_every_student_f
 def test_the_public_examples_are_the_library_s_answers():
     from rlvr_lab import grpo
 
-    library = {"group_advantages": lambda r, eps: advantages.group_advantages(r, eps).tolist(),
-               "clipped_surrogate": lambda r, a, lo, hi: grpo.clipped_surrogate(r, a, lo, hi).tolist(),
-               "pass_at_k": rewards.pass_at_k, "version_lag": cycle_time.version_lag, "admit": cycle_time.admit}
+    library = {
+        "group_advantages": lambda r, eps: advantages.group_advantages(r, eps).tolist(),
+        "clipped_surrogate": lambda r, a, lo, hi: grpo.clipped_surrogate(r, a, lo, hi).tolist(),
+        "pass_at_k": rewards.pass_at_k,
+        "version_lag": cycle_time.version_lag,
+        "admit": cycle_time.admit,
+    }
     for part in EX9.parts:
         for answer in part.answers:
-            examples = [(args, want) for args, want in answer.examples
-                        if not isinstance(want, type) and not (answer.name == "clipped_surrogate" and
-                                                               len(args[0]) != len(args[1]))]
+            examples = [
+                (args, want)
+                for args, want in answer.examples
+                if not isinstance(want, type)
+                and not (answer.name == "clipped_surrogate" and len(args[0]) != len(args[1]))
+            ]
             assert examples and check_function(library[answer.name], answer.name, examples) == [], answer.name
 
 
@@ -137,12 +152,21 @@ def test_the_hidden_reference_of_the_surrogate_is_the_library_s():
 
     tree = ast.parse(HIDDEN["test_ex9_clipped_surrogate.py"])
     ns: dict = {}
-    exec(compile(ast.Module([n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "reference"], []),
-                 "reference", "exec"), ns)
+    exec(
+        compile(
+            ast.Module([n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "reference"], []),
+            "reference",
+            "exec",
+        ),
+        ns,
+    )
 
     @settings(max_examples=150, deadline=None, database=None)
-    @given(st.lists(st.tuples(st.floats(0.0, 4.0), st.floats(-5.0, 5.0)), min_size=1, max_size=12),
-           st.floats(0.01, 0.99), st.floats(0.0, 1.0))
+    @given(
+        st.lists(st.tuples(st.floats(0.0, 4.0), st.floats(-5.0, 5.0)), min_size=1, max_size=12),
+        st.floats(0.01, 0.99),
+        st.floats(0.0, 1.0),
+    )
     def check(tokens, low, high):
         r, a = [t[0] for t in tokens], [t[1] for t in tokens]
         want = grpo.clipped_surrogate(r, a, low, high).tolist()
@@ -153,8 +177,12 @@ def test_the_hidden_reference_of_the_surrogate_is_the_library_s():
 
 
 def test_candidate_source_takes_the_last_defining_cell_and_drops_calls():
-    cells = ["def pass_at_k(n, c, k):\n    return 0.0", "%timeit x", "import math\nBIG = 3\n\n"
-             "def pass_at_k(n, c, k):\n    return 1.0\nprint(pass_at_k(1, 1, 1))\ncheck(pass_at_k)", "x = 1"]
+    cells = [
+        "def pass_at_k(n, c, k):\n    return 0.0",
+        "%timeit x",
+        "import math\nBIG = 3\n\ndef pass_at_k(n, c, k):\n    return 1.0\nprint(pass_at_k(1, 1, 1))\ncheck(pass_at_k)",
+        "x = 1",
+    ]
     source, problem = candidate_source(cells, ("pass_at_k",))
     assert problem == "" and source == "import math\nBIG = 3\ndef pass_at_k(n, c, k):\n    return 1.0"
     source, problem = candidate_source(cells, ("admit",))
@@ -189,9 +217,16 @@ class _Stuck:
     """A verifier whose infrastructure never decides."""
 
     def verify(self, candidate, fixture):
-        return Verdict(outcome="unknown", candidate_digest=candidate.digest, fixture=fixture.name,
-                       fixture_version=fixture.version, checker_version=fixture.checker_version, backend="local",
-                       stop_reason="infrastructure: sandbox lost", attempts=2)
+        return Verdict(
+            outcome="unknown",
+            candidate_digest=candidate.digest,
+            fixture=fixture.name,
+            fixture_version=fixture.version,
+            checker_version=fixture.checker_version,
+            backend="local",
+            stop_reason="infrastructure: sandbox lost",
+            attempts=2,
+        )
 
 
 def test_pending_and_unknown_verdicts_are_reported_ungraded_never_a_silent_zero_or_pass():
@@ -204,8 +239,9 @@ def test_pending_and_unknown_verdicts_are_reported_ungraded_never_a_silent_zero_
     def broken():
         raise RuntimeError("no sandbox here")
 
-    entry = grade_code_part("ex9.part_c", _part("ex9.part_c"), cells, "test_ex9_pass_at_k.py",
-                            HIDDEN["test_ex9_pass_at_k.py"], 3, broken)
+    entry = grade_code_part(
+        "ex9.part_c", _part("ex9.part_c"), cells, "test_ex9_pass_at_k.py", HIDDEN["test_ex9_pass_at_k.py"], 3, broken
+    )
     assert entry["status"] == "unknown" and entry["graded"] is False and "no sandbox here" in entry["detail"]
 
 
@@ -215,16 +251,42 @@ def test_rlvr_lab_grade_exits_5_naming_an_undecided_code_part(monkeypatch, capsy
     from rlvr_lab.grading import grader
 
     parts = score_code_parts(key, "ex9", [HONEST[p] for p in HONEST], HIDDEN, _Stuck())
-    report = {"submissions": [{"path": "ada/ex9.ipynb", "exercise": "ex9", "score": 0, "max": 4, "outcome": "completed",
-                               "reason": "", "runtime_s": 1.0, "parts": parts}], "elapsed_s": 1.0,
-              "median_notebook_s": 1.0, "load_average": [0, 0, 0], "sandboxes": ["local"], "sandbox_error": None,
-              "faults": []}
+    report = {
+        "submissions": [
+            {
+                "path": "ada/ex9.ipynb",
+                "exercise": "ex9",
+                "score": 0,
+                "max": 4,
+                "outcome": "completed",
+                "reason": "",
+                "runtime_s": 1.0,
+                "parts": parts,
+            }
+        ],
+        "elapsed_s": 1.0,
+        "median_notebook_s": 1.0,
+        "load_average": [0, 0, 0],
+        "sandboxes": ["local"],
+        "sandbox_error": None,
+        "faults": [],
+    }
     report["ungraded"] = ungraded(report)
     monkeypatch.setattr(grader, "grade", lambda *a, **k: report)
-    solutions = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "labs", "exercises",
-                             "solutions")
-    args = argparse.Namespace(key=solutions, submissions=["s"], workers=1, timeout=1.0, backend="local",
-                              no_progress=True, ray_address=None, json=None, csv=None)
+    solutions = os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "labs", "exercises", "solutions"
+    )
+    args = argparse.Namespace(
+        key=solutions,
+        submissions=["s"],
+        workers=1,
+        timeout=1.0,
+        backend="local",
+        no_progress=True,
+        ray_address=None,
+        json=None,
+        csv=None,
+    )
     assert grader.run(args) == 5
     assert "4 code part(s) not graded" in capsys.readouterr().err
 
@@ -304,21 +366,48 @@ def test_code_and_numeric_notebooks_are_graded_in_one_run(tmp_path):
         check_available()
     except SandboxUnavailable as exc:
         pytest.skip(f"no local sandbox: {exc}")
-    subs = {"honest": _notebook(), "wrong": _notebook(replace={HONEST[p]: WRONG[p] for p in WRONG}),
-            "cheat": _notebook(replace={HONEST["ex9.part_a"]: CHEATS["import_library"],
-                                        HONEST["ex9.part_c"]: "from rlvr_lab.rewards import pass_at_k"})}
+    subs = {
+        "honest": _notebook(),
+        "wrong": _notebook(replace={HONEST[p]: WRONG[p] for p in WRONG}),
+        "cheat": _notebook(
+            replace={
+                HONEST["ex9.part_a"]: CHEATS["import_library"],
+                HONEST["ex9.part_c"]: "from rlvr_lab.rewards import pass_at_k",
+            }
+        ),
+    }
     for name, nb in subs.items():
         (tmp_path / name).mkdir()
         (tmp_path / name / NOTEBOOK).write_text(json.dumps(nb))
     (tmp_path / "numeric").mkdir()
     (tmp_path / "numeric" / "ex1_false_accepts.ipynb").write_text(
-        open(os.path.join(SOLUTIONS, "ex1_false_accepts.ipynb"), encoding="utf-8").read())
+        open(os.path.join(SOLUTIONS, "ex1_false_accepts.ipynb"), encoding="utf-8").read()
+    )
     (tmp_path / "stub").mkdir()
     (tmp_path / "stub" / NOTEBOOK).write_text(open(os.path.join(STUDENTS, NOTEBOOK), encoding="utf-8").read())
     out = tmp_path / "report.json"
-    proc = subprocess.run([sys.executable, "-m", "rlvr_lab", "grade", str(tmp_path), "--key", SOLUTIONS, "--json",
-                           str(out), "--no-progress", "--workers", "2", "--backend", "local"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rlvr_lab",
+            "grade",
+            str(tmp_path),
+            "--key",
+            SOLUTIONS,
+            "--json",
+            str(out),
+            "--no-progress",
+            "--workers",
+            "2",
+            "--backend",
+            "local",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     report = json.loads(out.read_text())
     by = {os.path.relpath(s["path"], tmp_path).split(os.sep)[0]: s for s in report["submissions"]}

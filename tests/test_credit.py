@@ -41,7 +41,7 @@ def test_gae_limits(rs, data):
 def test_gae_intermediate_lambda_by_hand():
     r, vals, lam = [0.0, 0.0, 1.0], [0.2, 0.4, 0.5], 0.5
     d = credit.td_residuals(r, vals)
-    want = [d[0] + lam * d[1] + lam ** 2 * d[2], d[1] + lam * d[2], d[2]]
+    want = [d[0] + lam * d[1] + lam**2 * d[2], d[1] + lam * d[2], d[2]]
     assert credit.gae(r, vals, lam).tolist() == pytest.approx(want)
 
 
@@ -51,7 +51,8 @@ def test_continuation_cost_formula_matches_branch_count():
         branches_tokens = sum(8 * (30 - k) * 512 for k in ks)
         assert credit.continuation_tokens(30, 512, 8, forks) == 30 * 512 + branches_tokens
         assert credit.continuation_multiple(30, 8, forks) == pytest.approx(
-            credit.continuation_tokens(30, 512, 8, forks) / (30 * 512))
+            credit.continuation_tokens(30, 512, 8, forks) / (30 * 512)
+        )
 
 
 @settings(max_examples=40, deadline=None)
@@ -73,22 +74,25 @@ def test_error_bounds_quadruple_rule():
     assert not credit.is_resolved(0.55, 20, factor=4.0)
 
 
-@pytest.mark.parametrize("call, needle", [
-    (lambda: credit.reward_to_go([]), "rewards must be a non-empty 1-D"),
-    (lambda: credit.reward_to_go([[1, 2], [3, 4]]), "rewards must be a non-empty 1-D"),
-    (lambda: credit.td_residuals([0, 1], [0.5]), "values must have H = 2"),
-    (lambda: credit.gae([0, 1], [0.5, 0.5], 1.5), "lam must be in [0, 1]"),
-    (lambda: credit.continuation_tokens(30, 512, 8, [0]), "forks must be an integer in [1, 29]"),
-    (lambda: credit.continuation_tokens(30, 512, 8, [30]), "forks must be an integer in [1, 29]"),
-    (lambda: credit.continuation_tokens(30, 512, 8, [10, 10]), "forks must be distinct"),
-    (lambda: credit.continuation_tokens(30, 512, 8, "some"), "forks must be 'all'"),
-    (lambda: credit.continuation_tokens(30, 512, 8, 10), "forks must be 'all'"),
-    (lambda: credit.continuation_tokens(0, 512, 8, "all"), "horizon must be an integer >= 1"),
-    (lambda: credit.continuation_tokens(30, -1, 8, "all"), "tokens_per_turn must be an integer >= 0"),
-    (lambda: credit.continuation_multiple(30, -2, "all"), "continuations must be an integer >= 0"),
-    (lambda: credit.standard_error_bound(0), "continuations must be an integer >= 1"),
-    (lambda: credit.is_resolved(2.0, 20), "difference must be in [-1, 1]"),
-])
+@pytest.mark.parametrize(
+    "call, needle",
+    [
+        (lambda: credit.reward_to_go([]), "rewards must be a non-empty 1-D"),
+        (lambda: credit.reward_to_go([[1, 2], [3, 4]]), "rewards must be a non-empty 1-D"),
+        (lambda: credit.td_residuals([0, 1], [0.5]), "values must have H = 2"),
+        (lambda: credit.gae([0, 1], [0.5, 0.5], 1.5), "lam must be in [0, 1]"),
+        (lambda: credit.continuation_tokens(30, 512, 8, [0]), "forks must be an integer in [1, 29]"),
+        (lambda: credit.continuation_tokens(30, 512, 8, [30]), "forks must be an integer in [1, 29]"),
+        (lambda: credit.continuation_tokens(30, 512, 8, [10, 10]), "forks must be distinct"),
+        (lambda: credit.continuation_tokens(30, 512, 8, "some"), "forks must be 'all'"),
+        (lambda: credit.continuation_tokens(30, 512, 8, 10), "forks must be 'all'"),
+        (lambda: credit.continuation_tokens(0, 512, 8, "all"), "horizon must be an integer >= 1"),
+        (lambda: credit.continuation_tokens(30, -1, 8, "all"), "tokens_per_turn must be an integer >= 0"),
+        (lambda: credit.continuation_multiple(30, -2, "all"), "continuations must be an integer >= 0"),
+        (lambda: credit.standard_error_bound(0), "continuations must be an integer >= 1"),
+        (lambda: credit.is_resolved(2.0, 20), "difference must be in [-1, 1]"),
+    ],
+)
 def test_bad_input_names_argument_and_range(call, needle):
     with pytest.raises(ValueError) as err:
         call()

@@ -31,7 +31,7 @@ def test_barrier():
 def test_idle_fraction_in_unit_interval(d):
     f = ct.barrier_idle_fraction(d)
     assert 0.0 <= f < 1.0 + 1e-12
-    assert f <= 1 - 1 / len(d) + 1e-9   # the slowest slot is never idle
+    assert f <= 1 - 1 / len(d) + 1e-9  # the slowest slot is never idle
 
 
 def test_version_lag_and_admission_boundaries():
@@ -52,8 +52,10 @@ def test_version_lag_is_exact_at_every_whole_number_of_steps(k, step_units, deci
         assert ct.version_lag(age - step / 1000, step) == k - 1
 
 
-@pytest.mark.parametrize("age, step, lag", [(0.7, 0.1, 7), (0.3, 0.1, 3), (0.6, 0.2, 3), (1.1, 0.1, 11),
-                                            (0.6999, 0.1, 6), (2.9999999, 1.0, 2)])
+@pytest.mark.parametrize(
+    "age, step, lag",
+    [(0.7, 0.1, 7), (0.3, 0.1, 3), (0.6, 0.2, 3), (1.1, 0.1, 11), (0.6999, 0.1, 6), (2.9999999, 1.0, 2)],
+)
 def test_version_lag_at_float_edges(age, step, lag):
     assert ct.version_lag(age, step) == lag
 
@@ -65,25 +67,28 @@ def test_verifier_pool_roundtrip():
     assert ct.verifier_utilization(32, 3, 8, 700) > 1.0  # overloaded pool is reported, not hidden
 
 
-@pytest.mark.parametrize("call, needle", [
-    (lambda: ct.cycle_time(20, -0.1, 0.08, 0.5, 3.5), "t_model must be >= 0"),
-    (lambda: ct.cycle_time(20, 0.1, 0.08, 0.5, -3.5), "t_reset must be >= 0"),
-    (lambda: ct.cycle_time(0, 0.1, 0.08, 0.5, 3.5), "horizon must be an integer >= 1"),
-    (lambda: ct.pool_capacity_per_hour(256, 0.0), "cycle_s must be > 0"),
-    (lambda: ct.pool_capacity_per_hour(0, 8.0), "slots must be an integer >= 1"),
-    (lambda: ct.barrier_idle_fraction([]), "durations must be a non-empty"),
-    (lambda: ct.barrier_idle_fraction([1.0, -2.0]), "durations must be >= 0"),
-    (lambda: ct.barrier_idle_fraction([0.0, 0.0]), "at least one duration > 0"),
-    (lambda: ct.version_lag(-1, 40), "age_s must be >= 0"),
-    (lambda: ct.version_lag(10, 0), "step_s must be > 0"),
-    (lambda: ct.admit(10, 40, -1), "max_lag must be an integer >= 0"),
-    (lambda: ct.verifier_workers(32, 3, 8, 1.0), "target_utilization must be in (0, 1)"),
-    (lambda: ct.verifier_workers(32, 3, 8, 0.0), "target_utilization must be in (0, 1)"),
-    (lambda: ct.verifier_workers(32, 0.5, 8, 0.8), "trials must be >= 1"),
-    (lambda: ct.verifier_workers(-32, 3, 8, 0.8), "arrival_per_s must be >= 0"),
-    (lambda: ct.verifier_workers(32, 3, -8, 0.8), "trial_s must be > 0"),
-    (lambda: ct.verifier_utilization(32, 3, 8, 0), "workers must be an integer >= 1"),
-])
+@pytest.mark.parametrize(
+    "call, needle",
+    [
+        (lambda: ct.cycle_time(20, -0.1, 0.08, 0.5, 3.5), "t_model must be >= 0"),
+        (lambda: ct.cycle_time(20, 0.1, 0.08, 0.5, -3.5), "t_reset must be >= 0"),
+        (lambda: ct.cycle_time(0, 0.1, 0.08, 0.5, 3.5), "horizon must be an integer >= 1"),
+        (lambda: ct.pool_capacity_per_hour(256, 0.0), "cycle_s must be > 0"),
+        (lambda: ct.pool_capacity_per_hour(0, 8.0), "slots must be an integer >= 1"),
+        (lambda: ct.barrier_idle_fraction([]), "durations must be a non-empty"),
+        (lambda: ct.barrier_idle_fraction([1.0, -2.0]), "durations must be >= 0"),
+        (lambda: ct.barrier_idle_fraction([0.0, 0.0]), "at least one duration > 0"),
+        (lambda: ct.version_lag(-1, 40), "age_s must be >= 0"),
+        (lambda: ct.version_lag(10, 0), "step_s must be > 0"),
+        (lambda: ct.admit(10, 40, -1), "max_lag must be an integer >= 0"),
+        (lambda: ct.verifier_workers(32, 3, 8, 1.0), "target_utilization must be in (0, 1)"),
+        (lambda: ct.verifier_workers(32, 3, 8, 0.0), "target_utilization must be in (0, 1)"),
+        (lambda: ct.verifier_workers(32, 0.5, 8, 0.8), "trials must be >= 1"),
+        (lambda: ct.verifier_workers(-32, 3, 8, 0.8), "arrival_per_s must be >= 0"),
+        (lambda: ct.verifier_workers(32, 3, -8, 0.8), "trial_s must be > 0"),
+        (lambda: ct.verifier_utilization(32, 3, 8, 0), "workers must be an integer >= 1"),
+    ],
+)
 def test_bad_input_names_argument_and_range(call, needle):
     with pytest.raises(ValueError) as err:
         call()

@@ -5,10 +5,30 @@ import sys
 
 from rlvr_lab import cli, demo
 
-EXPECTED = ["18.4%", "819.20 / 184.32", "232, 1,797,120, 117x", "16, 138,240, 9x", "0.11 / 0.16",
-            "-0.707107, 1.414214, -0.707107", "3.87 / -0.26", "32x", "1.08", "+0.002", "62.9 M",
-            "0.34, 23.8", "0.56, 28.6", "0.99, 8.1", "97.2%", "5.88%", "1.24 / 2.9404", "8.000 s / 4.515 s",
-            "115,200 / 204,120", "1.77x", "65%", "256 / 768 / 960"]
+EXPECTED = [
+    "18.4%",
+    "819.20 / 184.32",
+    "232, 1,797,120, 117x",
+    "16, 138,240, 9x",
+    "0.11 / 0.16",
+    "-0.707107, 1.414214, -0.707107",
+    "3.87 / -0.26",
+    "32x",
+    "1.08",
+    "+0.002",
+    "62.9 M",
+    "0.34, 23.8",
+    "0.56, 28.6",
+    "0.99, 8.1",
+    "97.2%",
+    "5.88%",
+    "1.24 / 2.9404",
+    "8.000 s / 4.515 s",
+    "115,200 / 204,120",
+    "1.77x",
+    "65%",
+    "256 / 768 / 960",
+]
 
 
 def test_demo_prints_every_worked_number(capsys):
@@ -21,8 +41,10 @@ def test_demo_prints_every_worked_number(capsys):
 
 
 def test_numpy_sections_do_not_need_torch():
-    code = ("import sys; from rlvr_lab import demo; s = demo.worked_numbers(include_grpo=False); "
-            "print(len(s), 'torch' in sys.modules)")
+    code = (
+        "import sys; from rlvr_lab import demo; s = demo.worked_numbers(include_grpo=False); "
+        "print(len(s), 'torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["5", "False"]
 

@@ -21,10 +21,24 @@ pytestmark = pytest.mark.docker
 
 #: Exploits run on the docker backend: every attack that gets past admission except infinite_loop,
 #: whose timeout path fork_bomb already takes; admission refusals are backend-independent, one is kept.
-DOCKER_EXPLOITS = ("conftest_report_patch", "module_report_patch", "exit_sys", "exit_os", "eq_always_true",
-                   "eq_subclass", "tests_rewritten_at_import", "read_hidden_via_proc", "forge_junit",
-                   "network_fetch", "memory_bomb", "daemon_setsid", "kill_parent", "stdout_flood", "fork_bomb",
-                   "hash_collision_reply")
+DOCKER_EXPLOITS = (
+    "conftest_report_patch",
+    "module_report_patch",
+    "exit_sys",
+    "exit_os",
+    "eq_always_true",
+    "eq_subclass",
+    "tests_rewritten_at_import",
+    "read_hidden_via_proc",
+    "forge_junit",
+    "network_fetch",
+    "memory_bomb",
+    "daemon_setsid",
+    "kill_parent",
+    "stdout_flood",
+    "fork_bomb",
+    "hash_collision_reply",
+)
 
 
 @pytest.fixture(scope="module")
@@ -72,10 +86,20 @@ def test_image_is_small_and_holds_only_python(engine, image):
     assert build_image(engine) == image  # idempotent: present, not rebuilt
     size_mb = engine.images.get(image).attrs["Size"] / 1e6
     assert size_mb < 200
-    out = engine.containers.run(image, ["/opt/python/bin/python3", "-I", "-S", "-c",
-                                        "import os, sys; print(sys.version_info[:2], os.path.exists('/bin/sh'))"],
-                                remove=True, network_mode="none", user="65534:65534",
-                                environment={"LD_LIBRARY_PATH": "/opt/python/lib"})
+    out = engine.containers.run(
+        image,
+        [
+            "/opt/python/bin/python3",
+            "-I",
+            "-S",
+            "-c",
+            "import os, sys; print(sys.version_info[:2], os.path.exists('/bin/sh'))",
+        ],
+        remove=True,
+        network_mode="none",
+        user="65534:65534",
+        environment={"LD_LIBRARY_PATH": "/opt/python/lib"},
+    )
     assert out.decode().strip() == "(3, 11) False"
 
 
@@ -164,7 +188,9 @@ def _docker_case(info, ours, engine):
     if info.sentinel and os.path.exists(info.sentinel):
         os.unlink(info.sentinel)
     verdict = ours.verify(load_exploit(name), fx)
-    assert verdict.outcome in (("fail", "pending", "unknown") if name == "kill_parent" else ("fail",)), verdict.stop_reason
+    assert verdict.outcome in (("fail", "pending", "unknown") if name == "kill_parent" else ("fail",)), (
+        verdict.stop_reason
+    )
     assert verdict.backend == "docker"
     assert _hidden_digest() == before
     assert _sandbox_containers(engine, ours.slot_dir) == [], "a sandbox container outlived its trial"
@@ -254,12 +280,17 @@ def test_candidate_caused_conditions_and_state_on_docker(ours):
     bomb = ours.verify(Candidate({"solution.py": GOOD + HASH_BOMB}), function_fixture())
     assert bomb.outcome == "fail", bomb.stop_reason
     fx = function_fixture(trials=2)
-    rand = ours.verify(Candidate({"solution.py": GOOD + PREDICT}),
-                       dataclasses.replace(fx, hidden_tests={"test_rand.py": PREDICT_TESTS}))
+    rand = ours.verify(
+        Candidate({"solution.py": GOOD + PREDICT}),
+        dataclasses.replace(fx, hidden_tests={"test_rand.py": PREDICT_TESTS}),
+    )
     assert rand.outcome == "pass", rand.stop_reason + " " + " | ".join(t.detail for t in rand.trials)
     for mode, trials in (("plant", 2), ("look", 1)):
-        fx = dataclasses.replace(function_fixture(trials=trials), trials=trials,
-                                 hidden_tests={"test_state.py": f"MODE = {mode!r}\n" + DOCKER_STATE_TESTS})
+        fx = dataclasses.replace(
+            function_fixture(trials=trials),
+            trials=trials,
+            hidden_tests={"test_state.py": f"MODE = {mode!r}\n" + DOCKER_STATE_TESTS},
+        )
         verdict = ours.verify(Candidate({"solution.py": GOOD + PLANT + f"\n# {mode}\n"}), fx)
         assert verdict.outcome == "pass", verdict.stop_reason + " " + " | ".join(t.detail for t in verdict.trials)
 
@@ -273,8 +304,12 @@ def test_a_busy_host_stretches_the_deadline_on_docker_too(ours):
 
 
 #: The course's crossing fixtures (issue 28) with one buggy reference each.
-CROSSING = (("linked_reverse_01", "bad_returns_old_head"), ("graph_cycle_01", "bad_seen_is_cycle"),
-            ("graph_bfs_01", "bad_depth_first"), ("windows_gen_01", "bad_misses_last"))
+CROSSING = (
+    ("linked_reverse_01", "bad_returns_old_head"),
+    ("graph_cycle_01", "bad_seen_is_cycle"),
+    ("graph_bfs_01", "bad_depth_first"),
+    ("windows_gen_01", "bad_misses_last"),
+)
 
 
 def test_shared_objects_and_generators_cross_on_docker(ours):

@@ -21,10 +21,29 @@ from rlvr_lab.verifier.schema import Candidate, Fixture
 from rlvr_lab.verifier.workspace import admission_error
 
 REQUIRED_EXPLOITS = {
-    "conftest_report_patch", "exit_sys", "exit_os", "eq_always_true", "eq_subclass", "tests_replaced",
-    "ini_addopts", "pyproject_addopts", "setup_cfg_addopts", "env_pytest_addopts", "sitecustomize_patch",
-    "pth_hook", "read_hidden_via_proc", "forge_junit", "network_fetch", "fork_bomb", "memory_bomb",
-    "infinite_loop", "daemon_setsid", "kill_parent", "stdout_flood", "hash_collision_reply", "terminal_escape",
+    "conftest_report_patch",
+    "exit_sys",
+    "exit_os",
+    "eq_always_true",
+    "eq_subclass",
+    "tests_replaced",
+    "ini_addopts",
+    "pyproject_addopts",
+    "setup_cfg_addopts",
+    "env_pytest_addopts",
+    "sitecustomize_patch",
+    "pth_hook",
+    "read_hidden_via_proc",
+    "forge_junit",
+    "network_fetch",
+    "fork_bomb",
+    "memory_bomb",
+    "infinite_loop",
+    "daemon_setsid",
+    "kill_parent",
+    "stdout_flood",
+    "hash_collision_reply",
+    "terminal_escape",
 }
 
 
@@ -118,5 +137,13 @@ def test_sentinel_paths_are_private_to_the_user():
 def test_exploits_outside_permitted_paths_are_the_config_and_test_ones():
     fx = load_fixture("pool_repair_01")
     refused = {name for name in list_exploits() if admission_error(load_exploit(name), fx)}
-    assert refused == {"conftest_report_patch", "tests_replaced", "ini_addopts", "pyproject_addopts",
-                       "setup_cfg_addopts", "env_pytest_addopts", "sitecustomize_patch", "pth_hook"}
+    assert refused == {
+        "conftest_report_patch",
+        "tests_replaced",
+        "ini_addopts",
+        "pyproject_addopts",
+        "setup_cfg_addopts",
+        "env_pytest_addopts",
+        "sitecustomize_patch",
+        "pth_hook",
+    }

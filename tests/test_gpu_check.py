@@ -40,8 +40,13 @@ def test_a_failing_check_makes_the_exit_status_non_zero(monkeypatch, tmp_path, c
 @pytest.mark.slow
 def test_the_smoke_mode_runs_every_check_on_the_cpu(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(SCRIPT.parents[1]))
-    done = subprocess.run([sys.executable, str(SCRIPT), "--smoke", "--out", str(tmp_path)], env=env,
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--smoke", "--out", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     lines = [line for line in done.stdout.splitlines() if line.startswith("ok ")]
     assert len(lines) == 3 and "0 failed" in done.stdout

@@ -29,9 +29,17 @@ STUDENTS = os.path.join(ROOT, "labs", "exercises", "student")
 EX1, EX7 = "ex1_false_accepts.ipynb", "ex7_staleness_provisioning.ipynb"
 TIMEOUT_S = 20
 #: Modules of the grader that no notebook may import: the package, and the deprecated top-level paths.
-GRADER_MODULES = ("rlvr_lab.grading", "rlvr_lab.grading.admission", "rlvr_lab.grading.worker",
-                  "rlvr_lab.grading.notebook_sandbox", "rlvr_lab.grading_admission", "rlvr_lab.grading_worker",
-                  "rlvr_lab.grading_sandbox", "rlvr_lab.grading_ray", "rlvr_lab.notebook_executor")
+GRADER_MODULES = (
+    "rlvr_lab.grading",
+    "rlvr_lab.grading.admission",
+    "rlvr_lab.grading.worker",
+    "rlvr_lab.grading.notebook_sandbox",
+    "rlvr_lab.grading_admission",
+    "rlvr_lab.grading_worker",
+    "rlvr_lab.grading_sandbox",
+    "rlvr_lab.grading_ray",
+    "rlvr_lab.notebook_executor",
+)
 
 
 def _local_problem():
@@ -87,28 +95,54 @@ def _replace(nb, old, new):
 
 def _honest():
     """name -> (exercise file, notebook): each must score full marks."""
-    out = {f"key_{name[:3]}": (name, _load(SOLUTIONS, name)) for name in sorted(os.listdir(SOLUTIONS))
-           if name.endswith(".ipynb")}
+    out = {
+        f"key_{name[:3]}": (name, _load(SOLUTIONS, name))
+        for name in sorted(os.listdir(SOLUTIONS))
+        if name.endswith(".ipynb")
+    }
     sol1, sol7 = _load(SOLUTIONS, EX1), _load(SOLUTIONS, EX7)
     # Exact types: Fraction and Decimal answers, numpy integers and a numpy bool, exact ceil by hand.
-    typed = _replace(sol7, "lag_30, lag_90, lag_200 = (cycle_time.version_lag(t, 40.0) for t in (30.0, 90.0, 200.0))",
-                     "import numpy as np\nlag_30, lag_90, lag_200 = (np.int64(cycle_time.version_lag(t, 40.0)) "
-                     "for t in (30.0, 90.0, 200.0))")
-    typed = _replace(typed, "workers_all_trials = cycle_time.verifier_workers(arrival, 3, 10.0, 0.8)",
-                     "from fractions import Fraction\nimport math\n"
-                     "workers_all_trials = math.ceil(Fraction(256, 40) * 3 * 10 / Fraction(8, 10))")
-    typed = _replace(typed, "underprovisioned = bool(workers_mean_q < workers_stop_first)",
-                     "underprovisioned = np.bool_(workers_mean_q < workers_stop_first)")
+    typed = _replace(
+        sol7,
+        "lag_30, lag_90, lag_200 = (cycle_time.version_lag(t, 40.0) for t in (30.0, 90.0, 200.0))",
+        "import numpy as np\nlag_30, lag_90, lag_200 = (np.int64(cycle_time.version_lag(t, 40.0)) "
+        "for t in (30.0, 90.0, 200.0))",
+    )
+    typed = _replace(
+        typed,
+        "workers_all_trials = cycle_time.verifier_workers(arrival, 3, 10.0, 0.8)",
+        "from fractions import Fraction\nimport math\n"
+        "workers_all_trials = math.ceil(Fraction(256, 40) * 3 * 10 / Fraction(8, 10))",
+    )
+    typed = _replace(
+        typed,
+        "underprovisioned = bool(workers_mean_q < workers_stop_first)",
+        "underprovisioned = np.bool_(workers_mean_q < workers_stop_first)",
+    )
     out["types_ex7"] = (EX7, typed)
-    decimal = _replace(sol1, "alpha_max = s * rho / ((1 - s) * (1 - rho))",
-                       "from decimal import Decimal\nfrom fractions import Fraction\n"
-                       "alpha_max = Fraction(1, 216)")
-    out["exact_ex1"] = (EX1, _replace(decimal, 'harden_when = "before"', 'harden_when = "before"\n'
-                                      'from decimal import Decimal\nshare_late = Decimal(str(share_late))'))
+    decimal = _replace(
+        sol1,
+        "alpha_max = s * rho / ((1 - s) * (1 - rho))",
+        "from decimal import Decimal\nfrom fractions import Fraction\nalpha_max = Fraction(1, 216)",
+    )
+    out["exact_ex1"] = (
+        EX1,
+        _replace(
+            decimal,
+            'harden_when = "before"',
+            'harden_when = "before"\nfrom decimal import Decimal\nshare_late = Decimal(str(share_late))',
+        ),
+    )
     # Code the old static scan zeroed: setattr on a namespace, 'torch' in sys.modules, exec.
-    out["scan_ex1"] = (EX1, _with_cell(sol1, "import sys, types\nns = types.SimpleNamespace()\n"
-                                             "setattr(ns, 'rate', 0.02)\nhas_torch = 'torch' in sys.modules\n"
-                                             "exec('unused = 1')\n%time total = sum(range(10))"))
+    out["scan_ex1"] = (
+        EX1,
+        _with_cell(
+            sol1,
+            "import sys, types\nns = types.SimpleNamespace()\n"
+            "setattr(ns, 'rate', 0.02)\nhas_torch = 'torch' in sys.modules\n"
+            "exec('unused = 1')\n%time total = sum(range(10))",
+        ),
+    )
     # Check cells moved above the answers, and a copy of a check cell placed first: graded on values.
     moved = copy.deepcopy(sol1)
     checks_cells = [c for c in moved["cells"] if "".join(c["source"]).startswith("checks.ex1.")]
@@ -121,21 +155,46 @@ def _honest():
 def _cheats(victims, key_dir):
     """name -> (exercise file, notebook, expected status of its parts). Every one must score 0."""
     blank = _load(STUDENTS, EX1)
-    wrong = _replace(_replace(_replace(blank, "share_early = None", "share_early = 0.5"),
-                              "alpha_max = None", "alpha_max = 0.5"), "harden_when = None", "harden_when = 'after'")
-    fill = ("share_early = share_late = found[0] if found else 0.5\nalpha_max = found[-1] if found else 0.5\n"
-            "harden_when = 'after'\n")
+    wrong = _replace(
+        _replace(_replace(blank, "share_early = None", "share_early = 0.5"), "alpha_max = None", "alpha_max = 0.5"),
+        "harden_when = None",
+        "harden_when = 'after'",
+    )
+    fill = (
+        "share_early = share_late = found[0] if found else 0.5\nalpha_max = found[-1] if found else 0.5\n"
+        "harden_when = 'after'\n"
+    )
     out = {}
     # -- the earlier six kinds
-    out["redefine"] = (EX1, _with_cell(wrong, "checks.ex1.part_a = lambda *a: print('ex1.part_a: correct.')\n"
-                                              "checks.ex1.part_b = checks.ex1.part_c = checks.ex1.part_a"), "tampered")
-    out["monkeypatch"] = (EX1, _with_cell(wrong, "type.__setattr__(checks.ex1, 'part_b', staticmethod(lambda *a: None))\n"
-                                                 "checks.__dict__['self_check'] = lambda *a: []"), "tampered")
-    out["sys_modules"] = (EX1, _with_cell(wrong, "import sys, types\nfake = types.ModuleType('rlvr_lab.checks')\n"
-                                                 "class _Any:\n    def __getattr__(self, name):\n"
-                                                 "        return lambda *a: print('correct.')\n"
-                                                 "fake.ex1 = _Any()\nsys.modules['rlvr_lab.checks'] = fake\nchecks = fake"),
-                          "tampered")
+    out["redefine"] = (
+        EX1,
+        _with_cell(
+            wrong,
+            "checks.ex1.part_a = lambda *a: print('ex1.part_a: correct.')\n"
+            "checks.ex1.part_b = checks.ex1.part_c = checks.ex1.part_a",
+        ),
+        "tampered",
+    )
+    out["monkeypatch"] = (
+        EX1,
+        _with_cell(
+            wrong,
+            "type.__setattr__(checks.ex1, 'part_b', staticmethod(lambda *a: None))\n"
+            "checks.__dict__['self_check'] = lambda *a: []",
+        ),
+        "tampered",
+    )
+    out["sys_modules"] = (
+        EX1,
+        _with_cell(
+            wrong,
+            "import sys, types\nfake = types.ModuleType('rlvr_lab.checks')\n"
+            "class _Any:\n    def __getattr__(self, name):\n"
+            "        return lambda *a: print('correct.')\n"
+            "fake.ex1 = _Any()\nsys.modules['rlvr_lab.checks'] = fake\nchecks = fake",
+        ),
+        "tampered",
+    )
     out["edited_check"] = (EX1, _replace(wrong, "checks.ex1.", "print('correct') or str."), "wrong")
     stored = copy.deepcopy(blank)
     for n, cell in enumerate(stored["cells"]):
@@ -143,78 +202,140 @@ def _cheats(victims, key_dir):
             cell["execution_count"] = n
             cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "ex1.part_a: correct.\n"}]
     out["stored_outputs"] = (EX1, stored, "unanswered")
-    out["fake_record"] = (EX1, _with_cell(blank, "print('RLVR-RECORD 0 {\"part\": \"ex1.part_a\", \"values\": {}}')\n"
-                                                 "print('ex1.part_a: correct.')"), "unanswered")
+    out["fake_record"] = (
+        EX1,
+        _with_cell(
+            blank, 'print(\'RLVR-RECORD 0 {"part": "ex1.part_a", "values": {}}\')\nprint(\'ex1.part_a: correct.\')'
+        ),
+        "unanswered",
+    )
     # -- the key is reachable from the kernel
-    hunt = ("import os, glob, rlvr_lab\nfound, seen = [], []\n"
-            "for pid in [p for p in os.listdir('/proc') if p.isdigit()]:\n"
-            "    try:\n        seen.append(open(f'/proc/{pid}/cmdline').read())\n    except OSError:\n        pass\n"
-            "base = os.path.dirname(os.path.dirname(rlvr_lab.__file__))\n"
-            f"places = [base + '/labs/exercises/solutions', {key_dir!r}] + glob.glob('/*/*/labs/exercises/solutions')\n"
-            "for place in places:\n    try:\n        get_ipython().run_line_magic('run', place + '/ex1_false_accepts.ipynb')\n"
-            "        found.append(alpha_max)\n    except BaseException as exc:\n        seen.append(repr(exc))\n"
-            + fill + "raise RuntimeError('hunt: ' + repr(found) + ' ' + repr(seen)[:300])")
+    hunt = (
+        "import os, glob, rlvr_lab\nfound, seen = [], []\n"
+        "for pid in [p for p in os.listdir('/proc') if p.isdigit()]:\n"
+        "    try:\n        seen.append(open(f'/proc/{pid}/cmdline').read())\n    except OSError:\n        pass\n"
+        "base = os.path.dirname(os.path.dirname(rlvr_lab.__file__))\n"
+        f"places = [base + '/labs/exercises/solutions', {key_dir!r}] + glob.glob('/*/*/labs/exercises/solutions')\n"
+        "for place in places:\n    try:\n        get_ipython().run_line_magic('run', place + '/ex1_false_accepts.ipynb')\n"
+        "        found.append(alpha_max)\n    except BaseException as exc:\n        seen.append(repr(exc))\n"
+        + fill
+        + "raise RuntimeError('hunt: ' + repr(found) + ' ' + repr(seen)[:300])"
+    )
     out["key_hunt"] = (EX1, _append(blank, hunt), "wrong")
     # -- capture the expected value from the checker's frames with a profile hook, then use it
-    profile = ("import sys\nfound = []\n"
-               "def hook(frame, event, arg):\n"
-               "    if 'checks' in frame.f_code.co_filename:\n"
-               "        found.extend(v for v in frame.f_locals.values() if type(v) is float and v not in (0.5,))\n"
-               "sys.setprofile(hook)\n"
-               "for call in (lambda: checks.ex1.part_a(0.5, 0.5), lambda: checks.ex1.part_b(0.5)):\n"
-               "    try:\n        call()\n    except Exception:\n        pass\n"
-               "sys.setprofile(None)\nsys.setprofile(hook)\n" + fill)
+    profile = (
+        "import sys\nfound = []\n"
+        "def hook(frame, event, arg):\n"
+        "    if 'checks' in frame.f_code.co_filename:\n"
+        "        found.extend(v for v in frame.f_locals.values() if type(v) is float and v not in (0.5,))\n"
+        "sys.setprofile(hook)\n"
+        "for call in (lambda: checks.ex1.part_a(0.5, 0.5), lambda: checks.ex1.part_b(0.5)):\n"
+        "    try:\n        call()\n    except Exception:\n        pass\n"
+        "sys.setprofile(None)\nsys.setprofile(hook)\n" + fill
+    )
     out["profile_capture"] = (EX1, _append(blank, profile), "tampered")
     # -- the grader's environment, results and other submissions
-    vandal = ("import os, json\nhits = {k: v for k, v in os.environ.items() if 'RLVR' in k or 'GRADER' in k}\n"
-              f"for path in {victims + [os.path.join(key_dir, EX1)]!r}:\n"
-              "    for mode in ('a', 'w'):\n"
-              "        try:\n            open(path, mode).write('{}')\n            hits[path] = mode\n"
-              "        except OSError:\n            pass\n"
-              "for folder in ('/run/rlvr-sandbox', '/run/rlvr-sandbox/lib/rlvr_lab', '/work', '/tmp/..'):\n"
-              "    try:\n        open(os.path.join(folder, 'record.jsonl'), 'w').write('{}')\n        hits[folder] = 'w'\n"
-              "    except OSError:\n        pass\n"
-              "share_early = share_late = alpha_max = None\n"
-              "raise RuntimeError('vandal: ' + json.dumps(hits))")
+    vandal = (
+        "import os, json\nhits = {k: v for k, v in os.environ.items() if 'RLVR' in k or 'GRADER' in k}\n"
+        f"for path in {victims + [os.path.join(key_dir, EX1)]!r}:\n"
+        "    for mode in ('a', 'w'):\n"
+        "        try:\n            open(path, mode).write('{}')\n            hits[path] = mode\n"
+        "        except OSError:\n            pass\n"
+        "for folder in ('/run/rlvr-sandbox', '/run/rlvr-sandbox/lib/rlvr_lab', '/work', '/tmp/..'):\n"
+        "    try:\n        open(os.path.join(folder, 'record.jsonl'), 'w').write('{}')\n        hits[folder] = 'w'\n"
+        "    except OSError:\n        pass\n"
+        "share_early = share_late = alpha_max = None\n"
+        "raise RuntimeError('vandal: ' + json.dumps(hits))"
+    )
     out["vandal"] = (EX1, _append(blank, vandal), "unanswered")
     # -- the grader's own modules: its package, and the old top-level paths (shims of the package)
-    grader = ("import importlib\nfound = []\n"
-              f"for name in {GRADER_MODULES!r}:\n"
-              "    try:\n        importlib.import_module(name)\n        found.append(name)\n"
-              "    except BaseException:\n        pass\n"
-              "raise RuntimeError('grader modules: ' + repr(found))")
+    grader = (
+        "import importlib\nfound = []\n"
+        f"for name in {GRADER_MODULES!r}:\n"
+        "    try:\n        importlib.import_module(name)\n        found.append(name)\n"
+        "    except BaseException:\n        pass\n"
+        "raise RuntimeError('grader modules: ' + repr(found))"
+    )
     out["grader_import"] = (EX1, _append(blank, grader), "unanswered")
-    out["forged_frames"] = (EX1, _with_cell(blank, "import os, struct\nbody = b'{\"t\": \"cell\", \"i\": 99, \"values\": "
-                                                   "{\"share_early\": 0.324}}'\nos.write(3, struct.pack('>I', len(body)) + body)"),
-                            "tampered")
+    out["forged_frames"] = (
+        EX1,
+        _with_cell(
+            blank,
+            'import os, struct\nbody = b\'{"t": "cell", "i": 99, "values": '
+            "{\"share_early\": 0.324}}'\nos.write(3, struct.pack('>I', len(body)) + body)",
+        ),
+        "tampered",
+    )
     out["garbage_frames"] = (EX1, _with_cell(blank, "import os\nos.write(3, b'\\xff' * 64)"), "tampered")
-    out["killer"] = (EX1, _with_cell(blank, "import os, signal\nfor pid in [int(p) for p in os.listdir('/proc') if p.isdigit()]"
-                                            " + [os.getppid(), -1]:\n    try:\n        os.kill(pid, signal.SIGKILL)\n"
-                                            "    except OSError:\n        pass"), "not run")
-    out["ignore_interrupt"] = (EX1, _with_cell(blank, "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-                                                      "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                                                      "while True:\n    try:\n        print('still here')\n"
-                                                      "        time.sleep(0.2)\n    except BaseException:\n        pass"),
-                               "not run")
+    out["killer"] = (
+        EX1,
+        _with_cell(
+            blank,
+            "import os, signal\nfor pid in [int(p) for p in os.listdir('/proc') if p.isdigit()]"
+            " + [os.getppid(), -1]:\n    try:\n        os.kill(pid, signal.SIGKILL)\n"
+            "    except OSError:\n        pass",
+        ),
+        "not run",
+    )
+    out["ignore_interrupt"] = (
+        EX1,
+        _with_cell(
+            blank,
+            "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "while True:\n    try:\n        print('still here')\n"
+            "        time.sleep(0.2)\n    except BaseException:\n        pass",
+        ),
+        "not run",
+    )
     out["endless"] = (EX1, _with_cell(blank, "while True:\n    pass"), "not run")
-    out["fork_bomb"] = (EX1, _with_cell(blank, "import os, time\nwhile True:\n    try:\n        os.fork()\n"
-                                               "    except OSError:\n        break\nwhile True:\n    time.sleep(1)"),
-                        "not run")
+    out["fork_bomb"] = (
+        EX1,
+        _with_cell(
+            blank,
+            "import os, time\nwhile True:\n    try:\n        os.fork()\n"
+            "    except OSError:\n        break\nwhile True:\n    time.sleep(1)",
+        ),
+        "not run",
+    )
     out["flood_print"] = (EX1, _with_cell(blank, "for _ in range(100):\n    print('x' * 1_000_000)"), "not run")
-    out["flood_raw"] = (EX1, _with_cell(blank, "import os\nfor _ in range(100):\n    os.write(1, b'x' * 1_000_000)"),
-                        "not run")
-    out["tamper_math"] = (EX1, _with_cell(wrong, "import math, json, builtins\nmath.isclose = lambda *a, **k: True\n"
-                                                 "json.dumps = lambda *a, **k: '{}'\n_p = builtins.print\n"
-                                                 "builtins.print = lambda *a, **k: _p('correct.')"), "tampered")
-    out["racing_thread"] = (EX1, _with_cell(blank, "import os, struct, threading, time\n"
-                                                   "body = b'{\"t\": \"cell\", \"i\": 0, \"values\": {}}'\n"
-                                                   "def race():\n    while True:\n"
-                                                   "        os.write(3, struct.pack('>I', len(body)) + body)\n"
-                                                   "        time.sleep(0.001)\n"
-                                                   "threading.Thread(target=race, daemon=True).start()"), "tampered")
-    out["daemon"] = (EX1, _with_cell(blank, "import os, time\nif os.fork() == 0:\n    os.setsid()\n"
-                                            "    if os.fork() == 0:\n        time.sleep(600)\n    os._exit(0)"),
-                     "unanswered")
+    out["flood_raw"] = (
+        EX1,
+        _with_cell(blank, "import os\nfor _ in range(100):\n    os.write(1, b'x' * 1_000_000)"),
+        "not run",
+    )
+    out["tamper_math"] = (
+        EX1,
+        _with_cell(
+            wrong,
+            "import math, json, builtins\nmath.isclose = lambda *a, **k: True\n"
+            "json.dumps = lambda *a, **k: '{}'\n_p = builtins.print\n"
+            "builtins.print = lambda *a, **k: _p('correct.')",
+        ),
+        "tampered",
+    )
+    out["racing_thread"] = (
+        EX1,
+        _with_cell(
+            blank,
+            "import os, struct, threading, time\n"
+            'body = b\'{"t": "cell", "i": 0, "values": {}}\'\n'
+            "def race():\n    while True:\n"
+            "        os.write(3, struct.pack('>I', len(body)) + body)\n"
+            "        time.sleep(0.001)\n"
+            "threading.Thread(target=race, daemon=True).start()",
+        ),
+        "tampered",
+    )
+    out["daemon"] = (
+        EX1,
+        _with_cell(
+            blank,
+            "import os, time\nif os.fork() == 0:\n    os.setsid()\n"
+            "    if os.fork() == 0:\n        time.sleep(600)\n    os._exit(0)",
+        ),
+        "unanswered",
+    )
     bad = copy.deepcopy(blank)
     bad["cells"][_cell_number(blank, "share_early = None") - 1]["source"] = ["share_early = ", 0.5, "\n"]
     out["bad_source"] = (EX1, bad, "not run")
@@ -266,12 +387,32 @@ def graded(tmp_path_factory):
     (folder / "link_to_key").mkdir()
     os.symlink(os.path.join(SOLUTIONS, EX1), folder / "link_to_key" / EX1)
     os.symlink(SOLUTIONS, folder / "linked_folder")
-    before = {p: _sha(p) for p in list(paths.values()) + [os.path.join(SOLUTIONS, n) for n in os.listdir(SOLUTIONS)
-                                                                if os.path.isfile(os.path.join(SOLUTIONS, n))]}
+    before = {
+        p: _sha(p)
+        for p in list(paths.values())
+        + [os.path.join(SOLUTIONS, n) for n in os.listdir(SOLUTIONS) if os.path.isfile(os.path.join(SOLUTIONS, n))]
+    }
     report_path, csv_path = folder.parent / "report.json", folder.parent / "report.csv"
-    cmd = [sys.executable, "-m", "rlvr_lab", "grade", str(folder), paths["key_ex1"], "--key", SOLUTIONS,
-           "--json", str(report_path), "--csv", str(csv_path), "--workers", "2", "--timeout", str(TIMEOUT_S),
-           "--backend", BACKEND]
+    cmd = [
+        sys.executable,
+        "-m",
+        "rlvr_lab",
+        "grade",
+        str(folder),
+        paths["key_ex1"],
+        "--key",
+        SOLUTIONS,
+        "--json",
+        str(report_path),
+        "--csv",
+        str(csv_path),
+        "--workers",
+        "2",
+        "--timeout",
+        str(TIMEOUT_S),
+        "--backend",
+        BACKEND,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900)
     if proc.returncode == 3:
         pytest.skip(f"no sandbox backend on this machine: {proc.stderr.strip()[-300:]}")
@@ -281,8 +422,16 @@ def graded(tmp_path_factory):
     for sub in report["submissions"]:
         rel = os.path.relpath(sub["path"], folder)
         by_name.setdefault(rel.split(os.sep)[0], []).append(sub)
-    return dict(report=report, by=by_name, honest=honest, cheats=cheats, before=before, proc=proc,
-                csv=csv_path.read_text(), folder=str(folder))
+    return dict(
+        report=report,
+        by=by_name,
+        honest=honest,
+        cheats=cheats,
+        before=before,
+        proc=proc,
+        csv=csv_path.read_text(),
+        folder=str(folder),
+    )
 
 
 pytestmark = pytest.mark.slow
@@ -335,7 +484,9 @@ def test_each_failure_is_its_own_outcome_with_a_reason_naming_the_cell(graded):
     assert one("forged_frames")["outcome"] == "protocol"
     assert one("broken_json")["outcome"] == "invalid"
     assert one("broken_json")["reason"].startswith("notebook is not valid JSON")
-    assert one("bad_source")["reason"].startswith(f"cell {_cell_number(student, 'share_early = None')} has a source that is not text")
+    assert one("bad_source")["reason"].startswith(
+        f"cell {_cell_number(student, 'share_early = None')} has a source that is not text"
+    )
     assert f"{code_cells + 10_000} code cells" in one("many_cells")["reason"]
     assert one("link_to_key")["outcome"] == "refused" and "symbolic link" in one("link_to_key")["reason"]
     assert by["linked_folder"][0]["outcome"] == "refused"
@@ -397,9 +548,28 @@ def test_the_docker_backend_grades_the_same(tmp_path):
         (tmp_path / name).mkdir()
         (tmp_path / name / exercise).write_text(json.dumps(nb))
     out = tmp_path / "report.json"
-    proc = subprocess.run([sys.executable, "-m", "rlvr_lab", "grade", str(tmp_path), "--key", SOLUTIONS,
-                           "--backend", "docker", "--timeout", str(TIMEOUT_S), "--json", str(out), "--no-progress"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rlvr_lab",
+            "grade",
+            str(tmp_path),
+            "--key",
+            SOLUTIONS,
+            "--backend",
+            "docker",
+            "--timeout",
+            str(TIMEOUT_S),
+            "--json",
+            str(out),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     by = {os.path.relpath(s["path"], tmp_path).split(os.sep)[0]: s for s in json.loads(out.read_text())["submissions"]}
     assert by["key"]["score"] == by["key"]["max"] == 3 and by["types"]["score"] == by["types"]["max"] == 4
@@ -427,11 +597,17 @@ def test_grading_as_a_non_root_user():
         except KeyError:
             groups = ["--clear-groups"]
         user = ["setpriv", "--reuid", "65534", "--regid", "65534", *groups]
-        probe = subprocess.run(user + [sys.executable, "-c", "import rlvr_lab, IPython"], capture_output=True,
-                               cwd="/", env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": ROOT})
+        probe = subprocess.run(
+            user + [sys.executable, "-c", "import rlvr_lab, IPython"],
+            capture_output=True,
+            cwd="/",
+            env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": ROOT},
+        )
         if probe.returncode != 0:
-            pytest.skip(f"an unprivileged user cannot run this interpreter ({sys.executable}): "
-                        f"{probe.stderr.decode(errors='replace').strip()[-200:]}")
+            pytest.skip(
+                f"an unprivileged user cannot run this interpreter ({sys.executable}): "
+                f"{probe.stderr.decode(errors='replace').strip()[-200:]}"
+            )
     work = tempfile.mkdtemp(prefix="rlvr-grade-nonroot-")  # pytest's own temp folder is private to root
     try:
         folder = os.path.join(work, "class", "ada")
@@ -443,10 +619,28 @@ def test_grading_as_a_non_root_user():
             for name in files:
                 os.chmod(os.path.join(root, name), 0o644)
         out = os.path.join(work, "report.json")
-        proc = subprocess.run(user + [sys.executable, "-m", "rlvr_lab", "grade", os.path.join(work, "class"),
-                                      "--key", SOLUTIONS, "--backend", "auto", "--json", out, "--no-progress"],
-                              capture_output=True, text=True, cwd=ROOT, timeout=600,
-                              env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": ROOT, "HOME": work})
+        proc = subprocess.run(
+            user
+            + [
+                sys.executable,
+                "-m",
+                "rlvr_lab",
+                "grade",
+                os.path.join(work, "class"),
+                "--key",
+                SOLUTIONS,
+                "--backend",
+                "auto",
+                "--json",
+                out,
+                "--no-progress",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=600,
+            env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": ROOT, "HOME": work},
+        )
         with open(out, encoding="utf-8") as handle:
             report = json.load(handle)
     finally:
@@ -477,8 +671,11 @@ def test_admission_refuses_links_and_duplicates(tmp_path):
 
 
 def test_reading_names_each_kind_of_broken_notebook(tmp_path):
-    cases = {"x.ipynb": ("[1, 2", "not valid JSON"), "y.ipynb": ('{"cells": 3}', "no list of cells"),
-             "z.ipynb": ('{"cells": [{"cell_type": "code", "source": ["a", 1]}]}', "cell 1 has a source")}
+    cases = {
+        "x.ipynb": ("[1, 2", "not valid JSON"),
+        "y.ipynb": ('{"cells": 3}', "no list of cells"),
+        "z.ipynb": ('{"cells": [{"cell_type": "code", "source": ["a", 1]}]}', "cell 1 has a source"),
+    }
     for name, (text, reason) in cases.items():
         (tmp_path / name).write_text(text)
         cells, error = grading.read_notebook(str(tmp_path / name))
@@ -520,11 +717,13 @@ def test_the_staged_library_hides_the_grading_package_by_folder(tmp_path):
     assert (lib / "rlvr_lab" / "checks.py").is_file() and (lib / EXECUTOR).is_file()  # the executor beside it
     assert not [p for p in staged if {"grading", "fixtures", "__pycache__"} & set(p.parts)]
     assert not [p for p in staged if "new_grader_module" in p.name or p.name == "exercise_key.py"]
-    probe = (f"import importlib, sys\nsys.path.insert(0, {str(lib)!r})\nfound = []\n"
-             f"for name in {GRADER_MODULES + ('rlvr_lab.grading.new_grader_module',)!r}:\n"
-             "    try:\n        importlib.import_module(name)\n        found.append(name)\n"
-             "    except ImportError:\n        pass\n"
-             "import rlvr_lab.checks\nprint(found, rlvr_lab.checks.__file__)")
+    probe = (
+        f"import importlib, sys\nsys.path.insert(0, {str(lib)!r})\nfound = []\n"
+        f"for name in {GRADER_MODULES + ('rlvr_lab.grading.new_grader_module',)!r}:\n"
+        "    try:\n        importlib.import_module(name)\n        found.append(name)\n"
+        "    except ImportError:\n        pass\n"
+        "import rlvr_lab.checks\nprint(found, rlvr_lab.checks.__file__)"
+    )
     # -I -S: no site-packages, so no editable install can point back at the checkout
     done = subprocess.run([sys.executable, "-I", "-S", "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]

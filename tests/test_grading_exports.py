@@ -30,17 +30,35 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOLUTIONS = os.path.join(ROOT, "labs", "exercises", "solutions")
 KEY = grading.load_key_module(SOLUTIONS)
 EVIL = "<img src=x onerror=alert(1)>"
-EX7_RIGHT = {"lag_30": 0, "lag_90": 2, "lag_200": 5, "excluded_fraction": 0.05, "step_threshold_s": 200 / 3,
-             "admit_below_s": 120.0, "workers_all_trials": 240, "workers_stop_first": 147, "workers_mean_q": 132,
-             "underprovisioned": True}
+EX7_RIGHT = {
+    "lag_30": 0,
+    "lag_90": 2,
+    "lag_200": 5,
+    "excluded_fraction": 0.05,
+    "step_threshold_s": 200 / 3,
+    "admit_below_s": 120.0,
+    "workers_all_trials": 240,
+    "workers_stop_first": 147,
+    "workers_mean_q": 132,
+    "underprovisioned": True,
+}
 
 
 def _sub(student, exercise, values, path=None, outcome="completed", reason=""):
     """One submission as ``grade`` reports it, its parts scored by the real key from ``values``."""
     run = SimpleNamespace(values=values, evidence=[])
-    sub = {"path": path or f"/class/{student}/{exercise}_x.ipynb", "student": student, "exercise": exercise,
-           "outcome": outcome, "reason": reason, "runtime_s": 0.5, "tampering": [], "notes": [], "node": "here",
-           "parts": grading.score_parts(KEY, exercise, run, "")}
+    sub = {
+        "path": path or f"/class/{student}/{exercise}_x.ipynb",
+        "student": student,
+        "exercise": exercise,
+        "outcome": outcome,
+        "reason": reason,
+        "runtime_s": 0.5,
+        "tampering": [],
+        "notes": [],
+        "node": "here",
+        "parts": grading.score_parts(KEY, exercise, run, ""),
+    }
     return add_totals(sub)
 
 
@@ -50,9 +68,16 @@ def _report(*subs):
 
 def _class():
     trap = dict(EX7_RIGHT, workers_all_trials=math.ceil(256 / 40 * 3 * 10 / 0.8))  # 241
-    return _report(_sub("ada", "ex7", EX7_RIGHT), _sub("bob", "ex7", trap),
-                   _sub(EVIL, "ex1", {"share_early": 0.3243, "share_late": 0.03, "alpha_max": None,
-                                      "harden_when": "<script>alert(2)</script>"}, reason="[x](javascript:alert(3))"))
+    return _report(
+        _sub("ada", "ex7", EX7_RIGHT),
+        _sub("bob", "ex7", trap),
+        _sub(
+            EVIL,
+            "ex1",
+            {"share_early": 0.3243, "share_late": 0.03, "alpha_max": None, "harden_when": "<script>alert(2)</script>"},
+            reason="[x](javascript:alert(3))",
+        ),
+    )
 
 
 class _Tags(HTMLParser):
@@ -94,8 +119,24 @@ def test_no_student_text_becomes_html_in_either_feedback_file(tmp_path):
     parser = _Tags()
     parser.feed(page)
     tags = {tag for tag, _ in parser.tags}
-    assert tags <= {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "strong", "table", "tr",
-                    "th", "td", "div"}, tags
+    assert tags <= {
+        "html",
+        "head",
+        "meta",
+        "title",
+        "style",
+        "body",
+        "h1",
+        "h2",
+        "h3",
+        "p",
+        "strong",
+        "table",
+        "tr",
+        "th",
+        "td",
+        "div",
+    }, tags
     assert not [a for _, attrs in parser.tags for a in attrs if a.startswith("on") or a in ("src", "href")]
     text = "".join(parser.text)
     assert EVIL in text and "<script>alert(2)</script>" in text  # shown as text, exactly
@@ -118,22 +159,30 @@ def _marks(tmp_path, rows, header="student,exercise,part,points,comment"):
 
 def test_marks_are_validated_row_by_row_with_the_line_named(tmp_path):
     students = {"ada", "bob"}
-    good = manual.read_marks(_marks(tmp_path, ["ada,ex7,a,2,clear", "ada,ex7,part_b,1.5,", "bob,ex7,ex7.part_d,,"]),
-                             KEY, students)
-    assert {k: m.points for k, m in good.items()} == {("ada", "ex7.part_a"): 2.0, ("ada", "ex7.part_b"): 1.5,
-                                                       ("bob", "ex7.part_d"): None}
-    bad = {"eve,ex7,a,1,": "line 2: student 'eve' has no submission",
-           "ada,ex9,a,1,": "line 2: exercise must be one of",
-           "ada,ex7,c,1,": "line 2: part 'c' of ex7 is not a decision part with a rubric (the decision parts of ex7: "
-                           "part_a, part_b, part_d)",
-           "ada,ex7,a,2.5,": r"line 2: points must be in \[0, 2\] for ex7.part_a, got 2.5",
-           "ada,ex7,a,-1,": r"line 2: points must be in \[0, 2\]",
-           "ada,ex7,a,nan,": r"line 2: points must be in \[0, 2\]",
-           "ada,ex7,a,lots,": r"line 2: points must be a number in \[0, 2\] or blank, got 'lots'",
-           ",ex7,a,1,": "line 2: student is empty"}
+    good = manual.read_marks(
+        _marks(tmp_path, ["ada,ex7,a,2,clear", "ada,ex7,part_b,1.5,", "bob,ex7,ex7.part_d,,"]), KEY, students
+    )
+    assert {k: m.points for k, m in good.items()} == {
+        ("ada", "ex7.part_a"): 2.0,
+        ("ada", "ex7.part_b"): 1.5,
+        ("bob", "ex7.part_d"): None,
+    }
+    bad = {
+        "eve,ex7,a,1,": "line 2: student 'eve' has no submission",
+        "ada,ex9,a,1,": "line 2: exercise must be one of",
+        "ada,ex7,c,1,": "line 2: part 'c' of ex7 is not a decision part with a rubric (the decision parts of ex7: "
+        "part_a, part_b, part_d)",
+        "ada,ex7,a,2.5,": r"line 2: points must be in \[0, 2\] for ex7.part_a, got 2.5",
+        "ada,ex7,a,-1,": r"line 2: points must be in \[0, 2\]",
+        "ada,ex7,a,nan,": r"line 2: points must be in \[0, 2\]",
+        "ada,ex7,a,lots,": r"line 2: points must be a number in \[0, 2\] or blank, got 'lots'",
+        ",ex7,a,1,": "line 2: student is empty",
+    }
     for row, message in bad.items():
-        with pytest.raises(ValueError, match=r"marks file '.*marks\.csv', " + message.replace("(the", r"\(the")
-                           .replace("part_d)", r"part_d\)")):
+        with pytest.raises(
+            ValueError,
+            match=r"marks file '.*marks\.csv', " + message.replace("(the", r"\(the").replace("part_d)", r"part_d\)"),
+        ):
             manual.read_marks(_marks(tmp_path, [row]), KEY, students)
     with pytest.raises(ValueError, match="line 3: a second mark for ada ex7.part_a \\(first on line 2\\)"):
         manual.read_marks(_marks(tmp_path, ["ada,ex7,a,1,", "ada,ex7,part_a,2,"]), KEY, students)
@@ -145,15 +194,21 @@ def test_marks_are_validated_row_by_row_with_the_line_named(tmp_path):
 
 def test_marks_merge_into_totals_and_every_export(tmp_path):
     report = _class()
-    marks = manual.read_marks(_marks(tmp_path, ["ada,ex7,a,2,sharp", "ada,ex7,b,1.5,", "bob,ex7,d,0.5,thin",
-                                                "bob,ex1,c,2,"]), KEY)
+    marks = manual.read_marks(
+        _marks(tmp_path, ["ada,ex7,a,2,sharp", "ada,ex7,b,1.5,", "bob,ex7,d,0.5,thin", "bob,ex1,c,2,"]), KEY
+    )
     manual.merge_marks(report, marks, KEY)
     assert report["manual"].pop("unused") == ["line 5: bob ex1.part_c"]  # bob handed in no ex1: said, not counted
     del marks[("bob", "ex1.part_c")]
     ada = report["submissions"][0]
-    assert ada["parts"]["ex7.part_a.rubric"] == {"score": 2.0, "max": 2.0, "status": "marked", "detail": "sharp",
-                                                 "title": "version lags and excluded fraction: written argument",
-                                                 "kind": "rubric"}
+    assert ada["parts"]["ex7.part_a.rubric"] == {
+        "score": 2.0,
+        "max": 2.0,
+        "status": "marked",
+        "detail": "sharp",
+        "title": "version lags and excluded fraction: written argument",
+        "kind": "rubric",
+    }
     assert ada["parts"]["ex7.part_d.rubric"]["status"] == "unmarked"
     assert (ada["score"], ada["max"]) == (4 + 2 + 1.5, 4 + 3 * 2.0)
     assert report["manual"] == {"rubric_points": 2.0, "marked": 3, "unmarked": 4}  # 3 + 3 + 1 arguments
@@ -201,9 +256,14 @@ def test_gradescope_results_follow_the_documented_schema():
     missing = [t for t in results["tests"] if t["number"].startswith("1.")]
     assert len(missing) == 3 and all(t["output"].startswith("not submitted") for t in missing)
     assert "ex1: no notebook submitted" in results["output"]
-    for broken in ({"tests": [{"score": 1, "status": "ok"}]}, {"score": "3"}, {"score": 1, "colour": "red"},
-                   {"score": 1, "tests": [{"score": 1, "visibility": "public"}]}, {"output": "no score anywhere"},
-                   {"score": 1, "execution_time": 1.5}):
+    for broken in (
+        {"tests": [{"score": 1, "status": "ok"}]},
+        {"score": "3"},
+        {"score": 1, "colour": "red"},
+        {"score": 1, "tests": [{"score": 1, "visibility": "public"}]},
+        {"output": "no score anywhere"},
+        {"score": 1, "execution_time": 1.5},
+    ):
         assert not validator.is_valid(broken), broken  # the schema is not vacuous
 
 
@@ -227,8 +287,14 @@ def test_run_autograder_grades_a_submission_laid_out_like_gradescope(tmp_path):
     env = dict(os.environ, AUTOGRADER_ROOT=str(root), RLVR_LAB_PYTHON=sys.executable, PYTHONPATH=ROOT)
 
     def autograde():
-        return subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
-                              env=env, cwd=str(tmp_path), timeout=600)
+        return subprocess.run(
+            ["bash", str(root / "source" / "run_autograder")],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=str(tmp_path),
+            timeout=600,
+        )
 
     proc = autograde()  # nothing submitted yet
     assert proc.returncode == 0, proc.stderr
@@ -239,8 +305,10 @@ def test_run_autograder_grades_a_submission_laid_out_like_gradescope(tmp_path):
         nb = json.load(handle)
     for cell in nb["cells"]:
         source = "".join(cell["source"])
-        cell["source"] = source.replace("workers_all_trials = cycle_time.verifier_workers(arrival, 3, 10.0, 0.8)",
-                                        "import math\nworkers_all_trials = math.ceil(256 / 40 * 3 * 10 / 0.8)")
+        cell["source"] = source.replace(
+            "workers_all_trials = cycle_time.verifier_workers(arrival, 3, 10.0, 0.8)",
+            "import math\nworkers_all_trials = math.ceil(256 / 40 * 3 * 10 / 0.8)",
+        )
     (root / "submission" / "ex7_staleness_provisioning.ipynb").write_text(json.dumps(nb))
     proc = autograde()
     if proc.returncode == 3:
@@ -269,10 +337,12 @@ def test_canvas_import_has_the_identity_columns_a_points_row_and_one_column_per_
     assert body["'=cmd|calc"][3] == "'=cmd|calc"  # a formula-looking name is quoted for spreadsheets
     assert all(len(r) == len(rows[0]) for r in rows)
     export = tmp_path / "export.csv"
-    export.write_text("Student,ID,SIS User ID,SIS Login ID,Section,RLVR Lab ex7 (4242),Quiz 1 (17)\n"
-                      "    Points Possible,,,,,4,10\n"
-                      "\"Lovelace, Ada\",101,S-1,ada,Sec A,,9\n\"Babbage, Bob\",102,S-2,bob,Sec A,,8\n"
-                      f"\"Evil\",103,S-3,{EVIL},Sec B,,1\n\"Ghost\",104,S-4,=cmd|calc,Sec B,,1\n")
+    export.write_text(
+        "Student,ID,SIS User ID,SIS Login ID,Section,RLVR Lab ex7 (4242),Quiz 1 (17)\n"
+        "    Points Possible,,,,,4,10\n"
+        '"Lovelace, Ada",101,S-1,ada,Sec A,,9\n"Babbage, Bob",102,S-2,bob,Sec A,,8\n'
+        f'"Evil",103,S-3,{EVIL},Sec B,,1\n"Ghost",104,S-4,=cmd|calc,Sec B,,1\n'
+    )
     out = tmp_path / "canvas.csv"
     assert canvas.write_canvas(report, str(out), KEY, str(export)) == 4
     written = list(csv.reader(io.StringIO(out.read_text())))
@@ -281,15 +351,16 @@ def test_canvas_import_has_the_identity_columns_a_points_row_and_one_column_per_
     assert body["ada"] == ["Lovelace, Ada", "101", "S-1", "ada", "Sec A", "", "4"]
     assert body["bob"] == ["Babbage, Bob", "102", "S-2", "bob", "Sec A", "", "3"]
     assert body[EVIL][:3] == ["Evil", "103", "S-3"] and body["=cmd|calc"][0] == "Ghost"
-    export.write_text("Student,ID,SIS User ID,SIS Login ID,Section\n\"Lovelace, Ada\",101,S-1,ada,Sec A\n")
+    export.write_text('Student,ID,SIS User ID,SIS Login ID,Section\n"Lovelace, Ada",101,S-1,ada,Sec A\n')
     with pytest.raises(ValueError, match="no student matches .*'bob' by SIS Login ID"):
         canvas.write_canvas(report, str(out), KEY, str(export))
     export.write_text("Name,Login\nada,ada\n")
     with pytest.raises(ValueError, match="not a Canvas gradebook export: its header lacks Student, ID"):
         canvas.read_roster(str(export))
     with pytest.raises(ValueError, match="canvas roster '.*nope.csv' cannot be read"):  # before any notebook runs
-        grading.exports.load_marks(grading.Outputs(canvas=str(out), canvas_roster=str(tmp_path / "nope.csv")),
-                                   [SOLUTIONS], SOLUTIONS)
+        grading.exports.load_marks(
+            grading.Outputs(canvas=str(out), canvas_roster=str(tmp_path / "nope.csv")), [SOLUTIONS], SOLUTIONS
+        )
 
 
 # ---------------------------------------------------------------- a real class through the CLI
@@ -298,17 +369,40 @@ def test_canvas_import_has_the_identity_columns_a_points_row_and_one_column_per_
 @pytest.mark.slow
 def test_a_class_graded_in_sandboxes_gets_feedback_marks_and_every_export(tmp_path):
     subs = tmp_path / "subs"
-    for student, names in {"ada": ["ex1_false_accepts.ipynb", "ex7_staleness_provisioning.ipynb"],
-                           EVIL: ["ex1_false_accepts.ipynb"]}.items():
+    for student, names in {
+        "ada": ["ex1_false_accepts.ipynb", "ex7_staleness_provisioning.ipynb"],
+        EVIL: ["ex1_false_accepts.ipynb"],
+    }.items():
         (subs / student).mkdir(parents=True)
         for name in names:
             with open(os.path.join(SOLUTIONS, name)) as handle:
                 (subs / student / name).write_text(handle.read())
-    marks = _marks(tmp_path, ["ada,ex1,c,2,", f"\"{EVIL}\",ex1,c,1,partial"])
+    marks = _marks(tmp_path, ["ada,ex1,c,2,", f'"{EVIL}",ex1,c,1,partial'])
     out = {k: str(tmp_path / k) for k in ("report.json", "grades.csv", "fb", "canvas.csv", "template.csv")}
-    cmd = [sys.executable, "-m", "rlvr_lab", "grade", str(subs), "--key", SOLUTIONS, "--json", out["report.json"],
-           "--csv", out["grades.csv"], "--feedback", out["fb"], "--marks", marks, "--canvas", out["canvas.csv"],
-           "--marks-template", out["template.csv"], "--no-progress", "--timeout", "60"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "rlvr_lab",
+        "grade",
+        str(subs),
+        "--key",
+        SOLUTIONS,
+        "--json",
+        out["report.json"],
+        "--csv",
+        out["grades.csv"],
+        "--feedback",
+        out["fb"],
+        "--marks",
+        marks,
+        "--canvas",
+        out["canvas.csv"],
+        "--marks-template",
+        out["template.csv"],
+        "--no-progress",
+        "--timeout",
+        "60",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
     if proc.returncode == 3:
         pytest.skip(f"no sandbox backend on this machine: {proc.stderr.strip()[-300:]}")
@@ -319,13 +413,17 @@ def test_a_class_graded_in_sandboxes_gets_feedback_marks_and_every_export(tmp_pa
     assert totals == {("ada", "ex1"): (5.0, 5.0), ("ada", "ex7"): (4, 10.0), (EVIL, "ex1"): (4.0, 5.0)}
     canvas_rows = list(csv.reader(open(out["canvas.csv"])))
     assert canvas_rows[1][5:] == ["5", "10"] and {r[0]: r[5:] for r in canvas_rows[2:]}["ada"] == ["5", "4"]
-    assert sorted(os.listdir(out["fb"])) == sorted(["ada.md", "ada.html", feedback.file_stem(EVIL) + ".md",
-                                                    feedback.file_stem(EVIL) + ".html"])
-    assert "Instructor's mark: 1/2** - partial" in open(os.path.join(out["fb"], feedback.file_stem(EVIL) + ".md")).read()
+    assert sorted(os.listdir(out["fb"])) == sorted(
+        ["ada.md", "ada.html", feedback.file_stem(EVIL) + ".md", feedback.file_stem(EVIL) + ".html"]
+    )
+    assert (
+        "Instructor's mark: 1/2** - partial" in open(os.path.join(out["fb"], feedback.file_stem(EVIL) + ".md")).read()
+    )
     header = open(out["grades.csv"]).readline().strip()
     assert header == "path,exercise,part,score,max,status,detail,outcome,reason,runtime_s,tampering,node"
     bad = _marks(tmp_path, ["carol,ex1,c,2,"])
-    proc = subprocess.run(cmd[:cmd.index("--marks") + 1] + [bad, "--no-progress"], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+    proc = subprocess.run(
+        cmd[: cmd.index("--marks") + 1] + [bad, "--no-progress"], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert proc.returncode == 2 and "line 2: student 'carol' has no submission" in proc.stderr
     assert "grading [" not in proc.stderr and "total" not in proc.stdout  # refused before any notebook ran

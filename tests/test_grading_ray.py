@@ -32,8 +32,9 @@ from verifier_helpers import needs_local_sandbox
 
 from rlvr_lab import grading
 
-needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
-                               reason="Ray is not installed (pip install 'rlvr-lab[fleet]')")
+needs_ray = pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None, reason="Ray is not installed (pip install 'rlvr-lab[fleet]')"
+)
 TIMEOUT_S = 30
 #: A correct ex1 notebook whose last cell keeps its sandbox busy (the answers are already set).
 SLOW_CELL = "import time\ntime.sleep(5)"
@@ -118,8 +119,9 @@ def test_ray_grading_equals_local_grading_and_names_the_node(cluster, tmp_path):
     _write(tmp_path, chosen)
     local = grading.grade([str(tmp_path)], key_dir=SOLUTIONS, workers=2, timeout_s=TIMEOUT_S, backend=BACKEND)
     _skip_without_sandbox(local)
-    fleet = grading.grade([str(tmp_path)], key_dir=SOLUTIONS, workers=2, timeout_s=TIMEOUT_S, backend=BACKEND,
-                          ray_address=cluster.address)
+    fleet = grading.grade(
+        [str(tmp_path)], key_dir=SOLUTIONS, workers=2, timeout_s=TIMEOUT_S, backend=BACKEND, ray_address=cluster.address
+    )
     here, there = _by_name(local, tmp_path), _by_name(fleet, tmp_path)
     assert {n: _summary(s) for n, s in there.items()} == {n: _summary(s) for n, s in here.items()}
     assert there["key_ex1"]["score"] == 3 and there["types_ex7"]["score"] == 4
@@ -142,9 +144,18 @@ def test_a_worker_lost_mid_notebook_is_graded_again_elsewhere(cluster, tmp_path)
     slow = _append(_load(SOLUTIONS, EX1), SLOW_CELL)
     _write(tmp_path, {"ada": (EX1, slow), "bob": (EX1, slow), "cy": (EX7, _load(SOLUTIONS, EX7))})
     out = {}
-    worker = threading.Thread(target=lambda: out.update(report=grading.grade(
-        [str(tmp_path)], key_dir=SOLUTIONS, workers=2, timeout_s=TIMEOUT_S, backend=BACKEND,
-        ray_address=cluster.address)))
+    worker = threading.Thread(
+        target=lambda: out.update(
+            report=grading.grade(
+                [str(tmp_path)],
+                key_dir=SOLUTIONS,
+                workers=2,
+                timeout_s=TIMEOUT_S,
+                backend=BACKEND,
+                ray_address=cluster.address,
+            )
+        )
+    )
     worker.start()
     try:
         victims = _kill_actor_mid_notebook(cluster)
@@ -154,7 +165,10 @@ def test_a_worker_lost_mid_notebook_is_graded_again_elsewhere(cluster, tmp_path)
     _skip_without_sandbox(report)
     subs = _by_name(report, tmp_path)
     assert [(n, s["outcome"], s["score"]) for n, s in sorted(subs.items())] == [
-        ("ada", "completed", 3), ("bob", "completed", 3), ("cy", "completed", 4)]  # never a zero, never dropped
+        ("ada", "completed", 3),
+        ("bob", "completed", 3),
+        ("cy", "completed", 4),
+    ]  # never a zero, never dropped
     assert len(report["faults"]) == 1 and report["faults"][0]["retried"] is True
     lost = report["faults"][0]
     assert lost["error"] and lost["node"] in report["nodes"] + [""], lost
@@ -177,9 +191,25 @@ def test_retries_exhausted_is_infra_with_the_reason_never_a_silent_zero(cluster,
     _write(tmp_path, {"ada": (EX1, _append(_load(SOLUTIONS, EX1), SLOW_CELL))})
     parser = argparse.ArgumentParser()
     grading.register(parser.add_subparsers())
-    args = parser.parse_args(["grade", str(tmp_path), "--key", SOLUTIONS, "--backend", BACKEND, "--workers", "1",
-                              "--timeout", str(TIMEOUT_S), "--no-progress", "--ray-address", cluster.address,
-                              "--json", str(tmp_path / "report.json")])
+    args = parser.parse_args(
+        [
+            "grade",
+            str(tmp_path),
+            "--key",
+            SOLUTIONS,
+            "--backend",
+            BACKEND,
+            "--workers",
+            "1",
+            "--timeout",
+            str(TIMEOUT_S),
+            "--no-progress",
+            "--ray-address",
+            cluster.address,
+            "--json",
+            str(tmp_path / "report.json"),
+        ]
+    )
     killer = threading.Thread(target=lambda: _kill_actor_mid_notebook(cluster), daemon=True)
     killer.start()
     code = args.func(args)
@@ -188,7 +218,11 @@ def test_retries_exhausted_is_infra_with_the_reason_never_a_silent_zero(cluster,
     _skip_without_sandbox(report)
     sub = report["submissions"][0]
     printed = capsys.readouterr()
-    assert code == 4 and "not graded" in printed.err and "1 notebook run(s) lost with their worker, 1 not graded" in printed.out
+    assert (
+        code == 4
+        and "not graded" in printed.err
+        and "1 notebook run(s) lost with their worker, 1 not graded" in printed.out
+    )
     assert sub["outcome"] == "infra" and sub["error"] and "grading worker was lost mid-notebook 1 time" in sub["reason"]
     assert {p["status"] for p in sub["parts"].values()} == {"not run"} and sub["score"] == 0
     assert report["faults"][0]["retried"] is False
@@ -203,11 +237,13 @@ def test_bad_ray_address_and_missing_ray_are_clear_errors(tmp_path):
         parser.parse_args(["grade", "x.ipynb", "--ray-address", " "])
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / EX1).write_text(json.dumps(_load(SOLUTIONS, EX1)))
-    code = ("import sys; sys.modules['ray'] = None\n"  # as if Ray were not installed
-            "from rlvr_lab.grading import run, register\nimport argparse\np = argparse.ArgumentParser()\n"
-            "register(p.add_subparsers())\n"
-            f"a = p.parse_args(['grade', {str(tmp_path / 'a')!r}, '--key', {SOLUTIONS!r}, '--ray-address', 'auto'])\n"
-            "sys.exit(a.func(a))")
+    code = (
+        "import sys; sys.modules['ray'] = None\n"  # as if Ray were not installed
+        "from rlvr_lab.grading import run, register\nimport argparse\np = argparse.ArgumentParser()\n"
+        "register(p.add_subparsers())\n"
+        f"a = p.parse_args(['grade', {str(tmp_path / 'a')!r}, '--key', {SOLUTIONS!r}, '--ray-address', 'auto'])\n"
+        "sys.exit(a.func(a))"
+    )
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=root)
     assert out.returncode == 2 and "rlvr-lab[fleet]" in out.stderr, out.stderr[-1000:]

@@ -19,6 +19,7 @@ rewards_lists = st.lists(st.floats(-10, 10, allow_nan=False), min_size=1, max_si
 
 # ------------------------------------------------------------------ advantages (eq 2, eq 3)
 
+
 @settings(max_examples=100, deadline=None)
 @given(rewards_lists, st.sampled_from(["population", "sample"]), st.sampled_from([0.0, 1e-8, 1e-4]))
 def test_advantages_sum_to_zero_and_are_finite(r, std, eps):
@@ -33,9 +34,9 @@ def test_untied_group_squares_sum_to_group_size(r):
     r = np.array(r)
     assume(r.max() - r.min() > 1e-3)
     a = grpo.group_advantages(r, eps=0.0)
-    assert np.sum(a ** 2) == pytest.approx(len(r), rel=1e-9)
+    assert np.sum(a**2) == pytest.approx(len(r), rel=1e-9)
     a_small = grpo.group_advantages(r, eps=1e-12)
-    assert np.sum(a_small ** 2) == pytest.approx(len(r), rel=1e-6)
+    assert np.sum(a_small**2) == pytest.approx(len(r), rel=1e-6)
 
 
 @pytest.mark.parametrize("eps", [0.0, 1e-8])
@@ -84,9 +85,11 @@ def test_lone_pass_matches_group_advantages(g, eps):
 
 # ------------------------------------------------------------------ clipped surrogate and k3
 
+
 @settings(max_examples=200, deadline=None)
-@given(st.floats(0.01, 5.0), st.floats(-5, 5).filter(lambda a: abs(a) > 1e-6), st.floats(0.05, 0.5),
-       st.floats(0.0, 0.5))
+@given(
+    st.floats(0.01, 5.0), st.floats(-5, 5).filter(lambda a: abs(a) > 1e-6), st.floats(0.05, 0.5), st.floats(0.0, 0.5)
+)
 def test_clip_flat_only_in_the_advantage_direction(r, a, lo, extra):
     hi = lo + extra
     val = float(grpo.clipped_surrogate(torch.tensor([r]), torch.tensor([a]), lo, hi))
@@ -130,6 +133,7 @@ def test_k3_expectation_is_kl():
 
 # ------------------------------------------------------------------ the loss: vectorised vs per-token loop
 
+
 def loop_loss(logp, old, ref, adv, mask, eps_low, eps_high, beta, norm, constant=None):
     """Equation 4 token by token, the way the chapter writes it."""
     b, t_max = logp.shape
@@ -163,7 +167,7 @@ def loop_loss(logp, old, ref, adv, mask, eps_low, eps_high, beta, norm, constant
 def _batch(seed, b=5, t=7, dtype=torch.float64):
     g = torch.Generator().manual_seed(seed)
     logp = -torch.rand(b, t, generator=g, dtype=dtype) * 3 - 0.05
-    old = logp + 0.35 * torch.randn(b, t, generator=g, dtype=dtype)   # ratios well outside [0.8, 1.28]
+    old = logp + 0.35 * torch.randn(b, t, generator=g, dtype=dtype)  # ratios well outside [0.8, 1.28]
     ref = logp + 0.5 * torch.randn(b, t, generator=g, dtype=dtype)
     adv = torch.randn(b, generator=g, dtype=dtype)
     lengths = torch.randint(1, t + 1, (b,), generator=g)
@@ -171,8 +175,9 @@ def _batch(seed, b=5, t=7, dtype=torch.float64):
     return logp, old, ref, adv, mask
 
 
-@pytest.mark.parametrize("norm, constant", [("sequence", None), ("constant", None), ("constant", 11.0),
-                                            ("token", None)])
+@pytest.mark.parametrize(
+    "norm, constant", [("sequence", None), ("constant", None), ("constant", 11.0), ("token", None)]
+)
 @pytest.mark.parametrize("beta", [0.0, 0.04])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_vectorised_loss_equals_per_token_loop(norm, constant, beta, seed):
@@ -194,8 +199,9 @@ def test_loss_ignores_padding_content():
     base, _ = grpo.grpo_loss(logp, old, ref, adv, mask, 0.2, 0.28, 0.04)
     junk = mask == 0
     lp = logp.masked_fill(junk, float("nan")).requires_grad_(True)
-    loss, _ = grpo.grpo_loss(lp, old.masked_fill(junk, float("-inf")), ref.masked_fill(junk, 1e30), adv, mask,
-                             0.2, 0.28, 0.04)
+    loss, _ = grpo.grpo_loss(
+        lp, old.masked_fill(junk, float("-inf")), ref.masked_fill(junk, 1e30), adv, mask, 0.2, 0.28, 0.04
+    )
     assert loss.item() == pytest.approx(base.item())
     loss.backward()
     assert torch.all(torch.isfinite(lp.grad))
@@ -232,6 +238,7 @@ def test_bool_mask_and_float32():
 
 # ------------------------------------------------------------------ eq 5 weights and entropy
 
+
 def test_per_token_weights_norms():
     a, n = np.array([2.0, -1.0, -1.0]), np.array([10, 20, 30])
     assert grpo.per_token_weights(a, n, "sequence").tolist() == pytest.approx([0.2, -0.05, -1 / 30])
@@ -250,8 +257,9 @@ def test_per_token_weights_match_loss_gradient_at_ratio_one():
     adv = torch.tensor([1.5, -0.5, -1.0], dtype=torch.float64)
     for norm in ("sequence", "constant", "token"):
         lp = torch.zeros(b, t, dtype=torch.float64, requires_grad=True)
-        grpo.grpo_loss(lp, torch.zeros(b, t, dtype=torch.float64), None, adv, mask, 0.2, 0.2, 0.0,
-                       norm=norm)[0].backward()
+        grpo.grpo_loss(lp, torch.zeros(b, t, dtype=torch.float64), None, adv, mask, 0.2, 0.2, 0.0, norm=norm)[
+            0
+        ].backward()
         w = grpo.per_token_weights(adv.numpy(), lengths.numpy(), norm, constant=t if norm == "constant" else None)
         got = (-lp.grad * b)[mask.bool()]
         want = torch.repeat_interleave(torch.as_tensor(w), lengths)
@@ -277,30 +285,33 @@ def test_token_entropy_values_and_stability():
 
 # ------------------------------------------------------------------ bad input
 
+
 def _ok():
     logp, old, ref, adv, mask = _batch(7, b=2, t=3)
-    return dict(logp=logp, old_logp=old, ref_logp=ref, advantages=adv, mask=mask, eps_low=0.2, eps_high=0.28,
-                beta=0.04)
+    return dict(logp=logp, old_logp=old, ref_logp=ref, advantages=adv, mask=mask, eps_low=0.2, eps_high=0.28, beta=0.04)
 
 
-@pytest.mark.parametrize("change, needle", [
-    (dict(old_logp=torch.zeros(2, 4)), "old_logp must have the shape of logp (2, 3)"),
-    (dict(ref_logp=torch.zeros(3, 3)), "ref_logp must have the shape of logp (2, 3)"),
-    (dict(mask=torch.ones(2)), "mask must have the shape of logp (2, 3)"),
-    (dict(advantages=torch.zeros(3)), "advantages must have shape (B,) = (2,)"),
-    (dict(logp=torch.zeros(6)), "logp must be a (B, T) tensor"),
-    (dict(mask=torch.full((2, 3), 0.5)), "mask must hold only 0 and 1"),
-    (dict(mask=torch.zeros(2, 3)), "mask must select at least one token"),
-    (dict(ref_logp=None), "ref_logp must be given when beta > 0"),
-    (dict(logp=torch.full((2, 3), float("nan"))), "logp must be finite at every unmasked position"),
-    (dict(advantages=torch.tensor([float("inf"), 0.0])), "advantages must be finite"),
-    (dict(eps_low=1.0), "eps_low must be in (0, 1)"),
-    (dict(eps_low=0.0), "eps_low must be in (0, 1)"),
-    (dict(eps_high=-0.1), "eps_high must be >= 0"),
-    (dict(beta=-0.1), "beta must be >= 0"),
-    (dict(norm="mean"), "norm must be one of ['sequence', 'constant', 'token']"),
-    (dict(norm="constant", constant=0.0), "constant must be > 0"),
-])
+@pytest.mark.parametrize(
+    "change, needle",
+    [
+        (dict(old_logp=torch.zeros(2, 4)), "old_logp must have the shape of logp (2, 3)"),
+        (dict(ref_logp=torch.zeros(3, 3)), "ref_logp must have the shape of logp (2, 3)"),
+        (dict(mask=torch.ones(2)), "mask must have the shape of logp (2, 3)"),
+        (dict(advantages=torch.zeros(3)), "advantages must have shape (B,) = (2,)"),
+        (dict(logp=torch.zeros(6)), "logp must be a (B, T) tensor"),
+        (dict(mask=torch.full((2, 3), 0.5)), "mask must hold only 0 and 1"),
+        (dict(mask=torch.zeros(2, 3)), "mask must select at least one token"),
+        (dict(ref_logp=None), "ref_logp must be given when beta > 0"),
+        (dict(logp=torch.full((2, 3), float("nan"))), "logp must be finite at every unmasked position"),
+        (dict(advantages=torch.tensor([float("inf"), 0.0])), "advantages must be finite"),
+        (dict(eps_low=1.0), "eps_low must be in (0, 1)"),
+        (dict(eps_low=0.0), "eps_low must be in (0, 1)"),
+        (dict(eps_high=-0.1), "eps_high must be >= 0"),
+        (dict(beta=-0.1), "beta must be >= 0"),
+        (dict(norm="mean"), "norm must be one of ['sequence', 'constant', 'token']"),
+        (dict(norm="constant", constant=0.0), "constant must be > 0"),
+    ],
+)
 def test_loss_bad_input(change, needle):
     kw = _ok()
     norm = change.pop("norm", "sequence") if "norm" in change else "sequence"
@@ -311,26 +322,29 @@ def test_loss_bad_input(change, needle):
     assert needle in str(err.value)
 
 
-@pytest.mark.parametrize("call, needle", [
-    (lambda: grpo.group_advantages([]), "rewards must be a non-empty"),
-    (lambda: grpo.group_advantages([[1.0, 0.0], [1.0]]), "ragged"),
-    (lambda: grpo.group_advantages(np.zeros((2, 2, 2))), "rewards must be a non-empty (G,) or (B, G)"),
-    (lambda: grpo.group_advantages([1.0, float("nan")]), "rewards must be finite"),
-    (lambda: grpo.group_advantages([1.0, 0.0], eps=-1.0), "eps must be >= 0"),
-    (lambda: grpo.group_advantages([1.0, 0.0], std="bessel"), "std must be one of"),
-    (lambda: grpo.group_advantages([1.0, 0.0], scale="task"), "scale must be one of"),
-    (lambda: grpo.lone_pass_coefficient(1), "group_size must be an integer >= 2"),
-    (lambda: grpo.lone_pass_coefficient(0), "group_size must be an integer >= 2"),
-    (lambda: grpo.token_ratios(torch.zeros(2), torch.zeros(3)), "old_logp must have the shape of logp"),
-    (lambda: grpo.kl_k3(torch.zeros(2), torch.zeros(3)), "ref_logp must have the shape of logp"),
-    (lambda: grpo.clipped_surrogate(torch.ones(2, 3), torch.ones(3), 0.2), "one entry per row"),
-    (lambda: grpo.clipped_surrogate(torch.ones(2, 3), torch.ones(2, 2), 0.2), "does not broadcast"),
-    (lambda: grpo.clip_probability_bounds(1.2, 0.2), "p must be in [0, 1]"),
-    (lambda: grpo.per_token_weights([1.0], [0], "sequence"), "lengths must be >= 1"),
-    (lambda: grpo.per_token_weights([1.0, 2.0], [3], "sequence"), "equal shapes"),
-    (lambda: grpo.token_entropy(torch.zeros(2, 3, 4), torch.ones(2, 4)), "mask must have the shape"),
-    (lambda: grpo.token_entropy(torch.zeros(2, 3, 4), torch.zeros(2, 3)), "mask must select at least one"),
-])
+@pytest.mark.parametrize(
+    "call, needle",
+    [
+        (lambda: grpo.group_advantages([]), "rewards must be a non-empty"),
+        (lambda: grpo.group_advantages([[1.0, 0.0], [1.0]]), "ragged"),
+        (lambda: grpo.group_advantages(np.zeros((2, 2, 2))), "rewards must be a non-empty (G,) or (B, G)"),
+        (lambda: grpo.group_advantages([1.0, float("nan")]), "rewards must be finite"),
+        (lambda: grpo.group_advantages([1.0, 0.0], eps=-1.0), "eps must be >= 0"),
+        (lambda: grpo.group_advantages([1.0, 0.0], std="bessel"), "std must be one of"),
+        (lambda: grpo.group_advantages([1.0, 0.0], scale="task"), "scale must be one of"),
+        (lambda: grpo.lone_pass_coefficient(1), "group_size must be an integer >= 2"),
+        (lambda: grpo.lone_pass_coefficient(0), "group_size must be an integer >= 2"),
+        (lambda: grpo.token_ratios(torch.zeros(2), torch.zeros(3)), "old_logp must have the shape of logp"),
+        (lambda: grpo.kl_k3(torch.zeros(2), torch.zeros(3)), "ref_logp must have the shape of logp"),
+        (lambda: grpo.clipped_surrogate(torch.ones(2, 3), torch.ones(3), 0.2), "one entry per row"),
+        (lambda: grpo.clipped_surrogate(torch.ones(2, 3), torch.ones(2, 2), 0.2), "does not broadcast"),
+        (lambda: grpo.clip_probability_bounds(1.2, 0.2), "p must be in [0, 1]"),
+        (lambda: grpo.per_token_weights([1.0], [0], "sequence"), "lengths must be >= 1"),
+        (lambda: grpo.per_token_weights([1.0, 2.0], [3], "sequence"), "equal shapes"),
+        (lambda: grpo.token_entropy(torch.zeros(2, 3, 4), torch.ones(2, 4)), "mask must have the shape"),
+        (lambda: grpo.token_entropy(torch.zeros(2, 3, 4), torch.zeros(2, 3)), "mask must select at least one"),
+    ],
+)
 def test_bad_input_names_argument_and_range(call, needle):
     with pytest.raises(ValueError) as err:
         call()
@@ -351,8 +365,7 @@ def test_fast_loss_equals_the_checked_loss_bit_for_bit(norm, beta):
     mask[:, 0] = 1.0
     loss_a, diag = grpo.grpo_loss(logp, old, ref, adv, mask, 0.2, 0.28, beta, norm=norm, constant=None)
     (grad_a,) = torch.autograd.grad(loss_a, logp)
-    loss_b, stats = grpo.grpo_loss(logp, old, ref, adv, mask, 0.2, 0.28, beta, norm=norm, constant=None,
-                                   checked=False)
+    loss_b, stats = grpo.grpo_loss(logp, old, ref, adv, mask, 0.2, 0.28, beta, norm=norm, constant=None, checked=False)
     (grad_b,) = torch.autograd.grad(loss_b, logp)
     assert torch.equal(loss_a, loss_b) and torch.equal(grad_a, grad_b)
     assert all(isinstance(t, torch.Tensor) and t.dim() == 0 for t in stats.values())

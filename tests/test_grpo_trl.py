@@ -33,9 +33,20 @@ from rlvr_lab import grpo  # noqa: E402
 pytestmark = pytest.mark.slow
 
 WORDS = ["[PAD]", "[EOS]", "[UNK]"] + [f"w{i}" for i in range(29)]
-REWARDS = [1.0, 0.0, 0.0, 1.0,      # binary group
-           0.5, 0.2, 0.9, 0.0,      # graded group
-           0.3, 0.3, 0.3, 0.3]      # tied group: zero advantages in both conventions
+REWARDS = [
+    1.0,
+    0.0,
+    0.0,
+    1.0,  # binary group
+    0.5,
+    0.2,
+    0.9,
+    0.0,  # graded group
+    0.3,
+    0.3,
+    0.3,
+    0.3,
+]  # tied group: zero advantages in both conventions
 G, COMPLETION_LEN, TEMPERATURE = 4, 6, 0.9
 EPS_LOW, EPS_HIGH, BETA = 0.2, 0.28, 0.05
 CASES = [("grpo", "sequence"), ("dr_grpo", "constant"), ("bnpo", "token")]
@@ -50,9 +61,19 @@ def model_dir(tmp_path_factory):
     tk.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tok = PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="[PAD]", eos_token="[EOS]", unk_token="[UNK]")
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(WORDS), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=64,
-                      pad_token_id=0, eos_token_id=1, bos_token_id=None, attn_implementation="eager")
+    cfg = LlamaConfig(
+        vocab_size=len(WORDS),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        eos_token_id=1,
+        bos_token_id=None,
+        attn_implementation="eager",
+    )
     path = tmp_path_factory.mktemp("tiny_llama")
     LlamaForCausalLM(cfg).save_pretrained(path)
     tok.save_pretrained(path)
@@ -66,19 +87,37 @@ def make_trainer(model_dir, loss_type, tmp_path):
 
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float64)
     tok = PreTrainedTokenizerFast.from_pretrained(model_dir)
-    args = GRPOConfig(output_dir=os.path.join(tmp_path, loss_type), per_device_train_batch_size=G,
-                      num_generations=G, max_completion_length=COMPLETION_LEN, temperature=TEMPERATURE,
-                      beta=BETA, epsilon=EPS_LOW, epsilon_high=EPS_HIGH, loss_type=loss_type,
-                      use_bias_correction_kl=False, scale_rewards="group", report_to="none", use_cpu=True,
-                      logging_steps=1, seed=0, bf16=False)
+    args = GRPOConfig(
+        output_dir=os.path.join(tmp_path, loss_type),
+        per_device_train_batch_size=G,
+        num_generations=G,
+        max_completion_length=COMPLETION_LEN,
+        temperature=TEMPERATURE,
+        beta=BETA,
+        epsilon=EPS_LOW,
+        epsilon_high=EPS_HIGH,
+        loss_type=loss_type,
+        use_bias_correction_kl=False,
+        scale_rewards="group",
+        report_to="none",
+        use_cpu=True,
+        logging_steps=1,
+        seed=0,
+        bf16=False,
+    )
     calls = []
 
     def fixed_reward(completions, **kwargs):
         calls.append(len(completions))
         return REWARDS[: len(completions)]
 
-    trainer = GRPOTrainer(model=model, reward_funcs=fixed_reward, args=args,
-                          train_dataset=Dataset.from_dict({"prompt": ["w1 w2 w3"] * G}), processing_class=tok)
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=fixed_reward,
+        args=args,
+        train_dataset=Dataset.from_dict({"prompt": ["w1 w2 w3"] * G}),
+        processing_class=tok,
+    )
     trainer.model.train()
     # Set by Trainer.train() at the start of each step; we call the loss directly, one micro-batch per step.
     trainer.current_gradient_accumulation_steps = 1
@@ -99,7 +138,7 @@ def test_trl_advantages_use_the_sample_std(model_dir, tmp_path):
     ours_population = grpo.group_advantages(rewards, eps=1e-4).ravel()
     assert not np.allclose(trl_adv[:8], ours_population[:8], atol=1e-3)
     np.testing.assert_allclose(ours_population[:8] / ours_sample[:8], np.sqrt(G / (G - 1)), rtol=1e-3)
-    assert np.all(trl_adv[8:] == 0) and np.all(ours_population[8:] == 0)   # tied group
+    assert np.all(trl_adv[8:] == 0) and np.all(ours_population[8:] == 0)  # tied group
 
 
 def hand_made_batch():
@@ -112,8 +151,13 @@ def hand_made_batch():
     completion_ids = completion_ids.masked_fill(completion_mask == 0, 0)
     rewards = np.array([1.0, 0.0, 0.0, 0.0, 0.7, 0.1, 0.4, 0.9])
     advantages = torch.as_tensor(grpo.group_advantages(rewards.reshape(2, G), eps=1e-4, std="sample").ravel())
-    return dict(prompt_ids=prompt_ids, prompt_mask=torch.ones_like(prompt_ids), completion_ids=completion_ids,
-                completion_mask=completion_mask, advantages=advantages)
+    return dict(
+        prompt_ids=prompt_ids,
+        prompt_mask=torch.ones_like(prompt_ids),
+        completion_ids=completion_ids,
+        completion_mask=completion_mask,
+        advantages=advantages,
+    )
 
 
 def completion_logits(model, batch):
@@ -122,7 +166,7 @@ def completion_logits(model, batch):
     attention = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
     logits = model(input_ids=ids, attention_mask=attention).logits
     p = batch["prompt_ids"].shape[1]
-    return logits[:, p - 1:-1, :] / TEMPERATURE
+    return logits[:, p - 1 : -1, :] / TEMPERATURE
 
 
 def our_logps(model, batch):
@@ -155,9 +199,18 @@ def run_both(trainer, batch, norm):
     trl_grads = grads(model)
     model.zero_grad(set_to_none=True)
     constant = COMPLETION_LEN if norm == "constant" else None
-    loss, diag = grpo.grpo_loss(our_logps(model, batch), batch["old_per_token_logps"], batch["ref_per_token_logps"],
-                                batch["advantages"], batch["completion_mask"], EPS_LOW, EPS_HIGH, BETA,
-                                norm=norm, constant=constant)
+    loss, diag = grpo.grpo_loss(
+        our_logps(model, batch),
+        batch["old_per_token_logps"],
+        batch["ref_per_token_logps"],
+        batch["advantages"],
+        batch["completion_mask"],
+        EPS_LOW,
+        EPS_HIGH,
+        BETA,
+        norm=norm,
+        constant=constant,
+    )
     loss.backward()
     return trl_loss, trl_grads, loss, grads(model), diag
 
@@ -185,10 +238,18 @@ def test_loss_formula_matches_trl_exactly(model_dir, tmp_path, loss_type, norm, 
     for ours, theirs in zip(our_grads, trl_grads):
         torch.testing.assert_close(ours, theirs, rtol=1e-10, atol=1e-14)
     assert any(g.abs().sum() > 0 for g in our_grads)
-    if norm == "constant":   # the default constant is the padded width, here the completion cap
-        default, _ = grpo.grpo_loss(our_logps(trainer.model, batch).detach(), batch["old_per_token_logps"],
-                                    batch["ref_per_token_logps"], batch["advantages"], batch["completion_mask"],
-                                    EPS_LOW, EPS_HIGH, BETA, norm="constant")
+    if norm == "constant":  # the default constant is the padded width, here the completion cap
+        default, _ = grpo.grpo_loss(
+            our_logps(trainer.model, batch).detach(),
+            batch["old_per_token_logps"],
+            batch["ref_per_token_logps"],
+            batch["advantages"],
+            batch["completion_mask"],
+            EPS_LOW,
+            EPS_HIGH,
+            BETA,
+            norm="constant",
+        )
         assert default.item() == pytest.approx(loss.item(), rel=1e-12)
 
 

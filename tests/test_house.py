@@ -27,8 +27,9 @@ def import_graph(mods: dict[str, ast.Module]) -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in mods else node.module
-                           for a in node.names]
+                targets = [
+                    f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in mods else node.module for a in node.names
+                ]
             for target in targets:
                 # a submodule importing its own package reaches only names the package re-exports
                 if target in mods and target != name and not name.startswith(target + "."):
@@ -44,7 +45,7 @@ def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         stack.append(node)
         for nxt in sorted(graph[node]):
             if state.get(nxt) == "open":
-                cycles.append(stack[stack.index(nxt):] + [nxt])
+                cycles.append(stack[stack.index(nxt) :] + [nxt])
             elif nxt not in state:
                 visit(nxt)
         stack.pop()
@@ -71,8 +72,11 @@ def test_no_private_name_is_imported_from_another_module():
     for name, tree in modules().items():
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rlvr_lab"):
-                offences += [f"{name}: from {node.module} import {a.name}" for a in node.names
-                             if a.name.startswith("_") and a.name != "__version__"]
+                offences += [
+                    f"{name}: from {node.module} import {a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") and a.name != "__version__"
+                ]
     assert offences == []
 
 
@@ -95,22 +99,63 @@ def test_the_trainer_api_names_are_objects_not_submodules():
 #: layers below it, never one above. A module belongs to the layer of the longest prefix that names it (the
 #: package itself, ``rlvr_lab``, names only its ``__init__``, so a new top-level module must be placed).
 LAYERS = (
-    ("math", ("rlvr_lab.validation", "rlvr_lab.rewards", "rlvr_lab.advantages", "rlvr_lab.credit",
-              "rlvr_lab.cycle_time", "rlvr_lab.grpo")),
+    (
+        "math",
+        (
+            "rlvr_lab.validation",
+            "rlvr_lab.rewards",
+            "rlvr_lab.advantages",
+            "rlvr_lab.credit",
+            "rlvr_lab.cycle_time",
+            "rlvr_lab.grpo",
+        ),
+    ),
     ("sandbox", ("rlvr_lab.sandbox",)),
-    ("data", ("rlvr_lab.records", "rlvr_lab.tasks", "rlvr_lab.humaneval", "rlvr_lab.mbpp", "rlvr_lab.exercise_spec",
-              "rlvr_lab.exercises", "rlvr_lab.exercise_code", "rlvr_lab.checks", "rlvr_lab.claims", "rlvr_lab.recorded",
-              "rlvr_lab.colab",
-              "rlvr_lab.verifier.schema")),
+    (
+        "data",
+        (
+            "rlvr_lab.records",
+            "rlvr_lab.tasks",
+            "rlvr_lab.humaneval",
+            "rlvr_lab.mbpp",
+            "rlvr_lab.exercise_spec",
+            "rlvr_lab.exercises",
+            "rlvr_lab.exercise_code",
+            "rlvr_lab.checks",
+            "rlvr_lab.claims",
+            "rlvr_lab.recorded",
+            "rlvr_lab.colab",
+            "rlvr_lab.verifier.schema",
+        ),
+    ),
     ("cluster", ("rlvr_lab.ray_workers",)),
     ("verifier", ("rlvr_lab.verifier",)),
     ("policy", ("rlvr_lab.scoring_mode", "rlvr_lab.policy")),
     ("train", ("rlvr_lab.train",)),
-    ("grading", ("rlvr_lab.grading", "rlvr_lab.grading_admission", "rlvr_lab.grading_sandbox",
-                 "rlvr_lab.grading_worker", "rlvr_lab.grading_ray", "rlvr_lab.notebook_executor")),
-    ("figures", ("rlvr_lab.figures", "rlvr_lab.plots", "rlvr_lab.widgets", "rlvr_lab.dashboard",
-                 "rlvr_lab.chapter_figures", "rlvr_lab.fleet_figures", "rlvr_lab.figure_style",
-                 "rlvr_lab.recorded.figures")),
+    (
+        "grading",
+        (
+            "rlvr_lab.grading",
+            "rlvr_lab.grading_admission",
+            "rlvr_lab.grading_sandbox",
+            "rlvr_lab.grading_worker",
+            "rlvr_lab.grading_ray",
+            "rlvr_lab.notebook_executor",
+        ),
+    ),
+    (
+        "figures",
+        (
+            "rlvr_lab.figures",
+            "rlvr_lab.plots",
+            "rlvr_lab.widgets",
+            "rlvr_lab.dashboard",
+            "rlvr_lab.chapter_figures",
+            "rlvr_lab.fleet_figures",
+            "rlvr_lab.figure_style",
+            "rlvr_lab.recorded.figures",
+        ),
+    ),
     ("faces", ("rlvr_lab", "rlvr_lab.cli", "rlvr_lab.lab_setup", "rlvr_lab.demo", "rlvr_lab.__main__")),
 )
 
@@ -134,16 +179,24 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
         if own is None:
             found.append(f"{name}: in no layer of LAYERS")
             continue
-        found += [f"{name} ({LAYERS[own][0]}) -> {t} ({LAYERS[layer_of(t)][0]})"
-                  for t in sorted(targets) if layer_of(t) is not None and layer_of(t) > own]
+        found += [
+            f"{name} ({LAYERS[own][0]}) -> {t} ({LAYERS[layer_of(t)][0]})"
+            for t in sorted(targets)
+            if layer_of(t) is not None and layer_of(t) > own
+        ]
     return found
 
 
 def test_the_layer_check_finds_an_upward_import():
-    graph = {"rlvr_lab.rewards": {"rlvr_lab.train.config"}, "rlvr_lab.train.config": {"rlvr_lab.rewards"},
-             "rlvr_lab.elsewhere": set()}
-    assert upward_imports(graph) == ["rlvr_lab.elsewhere: in no layer of LAYERS",
-                                     "rlvr_lab.rewards (math) -> rlvr_lab.train.config (train)"]
+    graph = {
+        "rlvr_lab.rewards": {"rlvr_lab.train.config"},
+        "rlvr_lab.train.config": {"rlvr_lab.rewards"},
+        "rlvr_lab.elsewhere": set(),
+    }
+    assert upward_imports(graph) == [
+        "rlvr_lab.elsewhere: in no layer of LAYERS",
+        "rlvr_lab.rewards (math) -> rlvr_lab.train.config (train)",
+    ]
 
 
 def test_every_module_imports_only_its_layer_and_those_below():

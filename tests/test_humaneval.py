@@ -21,8 +21,15 @@ def verifier():
 
 
 def _fixture(hidden: str) -> Fixture:
-    return Fixture("star_01", "v1", files={"solution.py": ""}, hidden_tests={"test_star.py": hidden},
-                   allowed_paths=("solution.py",), modules=("solution",), limits=LIMITS)
+    return Fixture(
+        "star_01",
+        "v1",
+        files={"solution.py": ""},
+        hidden_tests={"test_star.py": hidden},
+        allowed_paths=("solution.py",),
+        modules=("solution",),
+        limits=LIMITS,
+    )
 
 
 STAR_TEST = """
@@ -36,9 +43,11 @@ def test_helpers_are_bound():
 
 
 def test_star_import_binds_public_helpers_not_builtins(verifier):
-    plain = "import math\n\ndef poly(xs, x):\n    return sum(c * x ** i for i, c in enumerate(xs))\n\n" \
-            "def encode(s):\n    return s[::-1]\n\ndef _private():\n    pass\n\n" \
-            "def abs(x):\n    return 0\n\ndef len(x):\n    return 99\n"
+    plain = (
+        "import math\n\ndef poly(xs, x):\n    return sum(c * x ** i for i, c in enumerate(xs))\n\n"
+        "def encode(s):\n    return s[::-1]\n\ndef _private():\n    pass\n\n"
+        "def abs(x):\n    return 0\n\ndef len(x):\n    return 99\n"
+    )
     assert verifier.verify(Candidate({"solution.py": plain}), _fixture(STAR_TEST)).outcome == "pass"
     with_all = plain + "\n__all__ = ['poly', 'abs']\n"
     verdict = verifier.verify(Candidate({"solution.py": with_all}), _fixture(STAR_TEST))

@@ -52,8 +52,9 @@ def test_every_notebook_starts_with_the_same_install_cell():
 
 
 def test_generator_pairs_and_script_agree_with_the_committed_notebooks(tmp_path):
-    done = subprocess.run([sys.executable, str(ROOT / "scripts/install_cells.py"), "--check"],
-                          capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/install_cells.py"), "--check"], capture_output=True, text=True, cwd=ROOT
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     import jupytext
 
@@ -61,8 +62,9 @@ def test_generator_pairs_and_script_agree_with_the_committed_notebooks(tmp_path)
     assert len(labs) == 5
     for pair in labs:
         first = jupytext.read(pair).cells[0]
-        assert first.cell_type == "code" and first.source == colab.install_cell(), \
+        assert first.cell_type == "code" and first.source == colab.install_cell(), (
             f"{pair}: run python scripts/install_cells.py"
+        )
         assert first.metadata.get("tags") == colab.cell_json()["metadata"]["tags"], pair
         cell = json.loads(pair.with_suffix(".ipynb").read_text(encoding="utf-8"))["cells"][0]
         assert {**cell, "source": _source(cell)} == colab.cell_json(), pair.with_suffix(".ipynb")
@@ -165,8 +167,14 @@ class Rehearsal:
         self.scratch = base / "scratch"
 
     def run(self, *argv: str, timeout: float = 900, **env: str) -> subprocess.CompletedProcess:
-        return subprocess.run(self.prefix + list(argv), capture_output=True, text=True, cwd=self.scratch,
-                              env={**self.env, **env}, timeout=timeout)
+        return subprocess.run(
+            self.prefix + list(argv),
+            capture_output=True,
+            text=True,
+            cwd=self.scratch,
+            env={**self.env, **env},
+            timeout=timeout,
+        )
 
 
 @pytest.fixture(scope="module")
@@ -179,19 +187,40 @@ def rehearsal(tmp_path_factory):
     (base / "src").mkdir()
     (base / "tmp").mkdir()
     # the wheel, from a copy of this tree's tracked and new files (the build leaves nothing in the checkout)
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
-                           text=True, check=True).stdout.split("\n")
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split("\n")
     for name in filter(None, files):
         if (ROOT / name).is_file():
             (base / "src" / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, base / "src" / name)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
-                    str(base / "dist"), str(base / "src")], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(base / "dist"),
+            str(base / "src"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     wheel = next((base / "dist").glob("rlvr_lab-*.whl"))
     if prefix:
         subprocess.run(["chown", "-R", prefix[1].split("=")[1] + ":" + prefix[2].split("=")[1], str(base)], check=True)
-    env = {"PATH": f"{base}/venv/bin:/usr/bin:/bin", "HOME": str(base / "home"), "LANG": "C.UTF-8",
-           "TMPDIR": str(base / "tmp"), "RLVR_LAB_PRESET": "ci", "MPLBACKEND": "Agg"}
+    env = {
+        "PATH": f"{base}/venv/bin:/usr/bin:/bin",
+        "HOME": str(base / "home"),
+        "LANG": "C.UTF-8",
+        "TMPDIR": str(base / "tmp"),
+        "RLVR_LAB_PRESET": "ci",
+        "MPLBACKEND": "Agg",
+    }
     env.update(_pip_settings())
     r = Rehearsal(prefix, base, env)
     done = r.run(python, "-m", "venv", str(base / "venv"))
@@ -200,18 +229,28 @@ def rehearsal(tmp_path_factory):
 
     t0 = time.monotonic()
     done = r.run(str(base / "venv/bin/pip"), "install", "-q", f"torch=={torch.__version__}")
-    assert done.returncode == 0, (f"pip found no torch {torch.__version__} (the build this suite runs on) with the "
-                                  f"settings {_pip_settings()}; a local build such as +cpu needs the wheel folder "
-                                  f"or index it came from (scripts/setup.sh records it in .venv/pip.conf)\n"
-                                  + done.stderr[-2000:])
+    assert done.returncode == 0, (
+        f"pip found no torch {torch.__version__} (the build this suite runs on) with the "
+        f"settings {_pip_settings()}; a local build such as +cpu needs the wheel folder "
+        f"or index it came from (scripts/setup.sh records it in .venv/pip.conf)\n" + done.stderr[-2000:]
+    )
     torch_s, size_before = time.monotonic() - t0, _du(base / "venv")
     t0 = time.monotonic()
-    done = r.run(r.python, str(HERE / "notebook_exec.py"), str(ROOT / "labs/lab1_grpo_training.ipynb"),
-                 "--cells", "1", "--colab", RLVR_LAB_SOURCE=str(wheel))
+    done = r.run(
+        r.python,
+        str(HERE / "notebook_exec.py"),
+        str(ROOT / "labs/lab1_grpo_training.ipynb"),
+        "--cells",
+        "1",
+        "--colab",
+        RLVR_LAB_SOURCE=str(wheel),
+    )
     assert done.returncode == 0, done.stdout[-1000:] + done.stderr[-2000:]
     r.install_s, r.install_mb = time.monotonic() - t0, (_du(base / "venv") - size_before) / 2**20
-    print(f"\nrehearsal: torch {torch_s:.0f} s; install cell {r.install_s:.0f} s, +{r.install_mb:.0f} MiB "
-          f"(venv {_du(base / 'venv') / 2**20:.0f} MiB); load {os.getloadavg()[0]:.1f}")
+    print(
+        f"\nrehearsal: torch {torch_s:.0f} s; install cell {r.install_s:.0f} s, +{r.install_mb:.0f} MiB "
+        f"(venv {_du(base / 'venv') / 2**20:.0f} MiB); load {os.getloadavg()[0]:.1f}"
+    )
     yield r
     shutil.rmtree(base, ignore_errors=True)
 
@@ -226,20 +265,34 @@ def test_installed_package_passes_its_doctests_outside_the_checkout(rehearsal):
     package = site.stdout.strip()
     assert package.startswith(str(rehearsal.base)) and not package.startswith(str(ROOT)), package
     deselect = " and ".join(f"not {name.rsplit('.', 1)[1]}" for name in CHECKOUT_ONLY_DOCTESTS)
-    done = rehearsal.run(rehearsal.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--doctest-modules",
-                         "--collect-in-virtualenv", f"--ignore={package}/fixtures", "-k", deselect, package)
+    done = rehearsal.run(
+        rehearsal.python,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--doctest-modules",
+        "--collect-in-virtualenv",
+        f"--ignore={package}/fixtures",
+        "-k",
+        deselect,
+        package,
+    )
     assert done.returncode == 0, done.stdout[-3000:]
     assert re.search(r"\b(\d{3}) passed", done.stdout), done.stdout[-500:]
 
 
 @pytest.mark.slow
 def test_installed_cli_verifies_the_references(rehearsal):
-    package = Path(rehearsal.run(rehearsal.python, "-c", "import rlvr_lab.fixtures as f; print(f.__path__[0])")
-                   .stdout.strip())
+    package = Path(
+        rehearsal.run(rehearsal.python, "-c", "import rlvr_lab.fixtures as f; print(f.__path__[0])").stdout.strip()
+    )
     cli = str(rehearsal.base / "venv/bin/rlvr-lab")
     good = rehearsal.run(cli, "verify", str(package / "pool_repair_01/reference/good"), "--fixture", "pool_repair_01")
-    bad = rehearsal.run(cli, "verify", str(package / "pool_repair_01/reference/bad_unlocked_notify"),
-                        "--fixture", "pool_repair_01")
+    bad = rehearsal.run(
+        cli, "verify", str(package / "pool_repair_01/reference/bad_unlocked_notify"), "--fixture", "pool_repair_01"
+    )
     assert good.returncode == 0 and "verdict: pass" in good.stdout, good.stdout + good.stderr
     assert bad.returncode == 1 and "verdict: fail" in bad.stdout, bad.stdout + bad.stderr
     assert good.stderr.count("rlvr-lab verifier: backend auto -> ") == 1
@@ -255,12 +308,20 @@ def test_lab1_runs_to_the_end_from_the_wheel(rehearsal):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("lab", ["lab2_verifier_red_team", "lab3_noisy_rewards", "lab4_reward_hacking",
-                                 "lab5_pathologies"])
+@pytest.mark.parametrize(
+    "lab", ["lab2_verifier_red_team", "lab3_noisy_rewards", "lab4_reward_hacking", "lab5_pathologies"]
+)
 def test_each_lab_starts_on_a_fresh_install(rehearsal, lab):
     """The install cell (Colab branch: already installed, so pip has nothing to do), the lab's set-up cell
     and the next code cell run as the ordinary user, from a scratch directory, on the ci preset."""
-    done = rehearsal.run(rehearsal.python, str(HERE / "notebook_exec.py"), str(ROOT / f"labs/{lab}.ipynb"),
-                         "--cells", "3", "--colab", RLVR_LAB_SOURCE=str(next((rehearsal.base / "dist").glob("*.whl"))))
+    done = rehearsal.run(
+        rehearsal.python,
+        str(HERE / "notebook_exec.py"),
+        str(ROOT / f"labs/{lab}.ipynb"),
+        "--cells",
+        "3",
+        "--colab",
+        RLVR_LAB_SOURCE=str(next((rehearsal.base / "dist").glob("*.whl"))),
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert "cell 2 ok" in done.stdout and "preset: ci" in done.stdout

@@ -26,8 +26,12 @@ def test_wilson_interval_brackets_the_rate_and_refuses_bad_counts():
         for c in range(n + 1):
             lo, hi = rewards.wilson_interval(c, n)
             assert 0.0 <= lo <= c / n <= hi <= 1.0 and hi > lo
-    for bad, match in [((3, 2), "successes must be <= n"), ((-1, 5), "successes must be an integer"),
-                       ((1, 0), "n must be an integer"), ((1.5, 4), "successes must be an integer")]:
+    for bad, match in [
+        ((3, 2), "successes must be <= n"),
+        ((-1, 5), "successes must be an integer"),
+        ((1, 0), "n must be an integer"),
+        ((1.5, 4), "successes must be an integer"),
+    ]:
         with pytest.raises(ValueError, match=match):
             rewards.wilson_interval(*bad)
 
@@ -55,8 +59,10 @@ def test_numpy_advantages_equal_the_torch_path():
 
 
 def test_math_modules_do_not_import_torch():
-    code = ("import sys; import rlvr_lab.advantages, rlvr_lab.rewards, rlvr_lab.cycle_time, rlvr_lab.credit; "
-            "print('torch' in sys.modules)")
+    code = (
+        "import sys; import rlvr_lab.advantages, rlvr_lab.rewards, rlvr_lab.cycle_time, rlvr_lab.credit; "
+        "print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"

@@ -54,7 +54,10 @@ def test_tree_layout_puts_hidden_tests_next_to_the_candidate(tmp_path, pool_fx):
     build_tree(load_exploit("tests_replaced"), pool_fx, tmp_path)
     assert (tmp_path / "pool_fixture" / "pool.py").is_file()
     assert (tmp_path / "tests" / "conftest.py").is_file()
-    assert "def test_release_wakes_a_waiting_thread():\n    pass" in (tmp_path / "tests" / "test_pool_accept.py").read_text()
+    assert (
+        "def test_release_wakes_a_waiting_thread():\n    pass"
+        in (tmp_path / "tests" / "test_pool_accept.py").read_text()
+    )
     with pytest.raises(ValueError, match="leaves the workspace"):
         build_tree(Candidate({"../escape.py": ""}), pool_fx, tmp_path)
 

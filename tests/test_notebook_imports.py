@@ -41,14 +41,23 @@ def test_notebooks_import_only_public_names():
             where = f"{path.relative_to(ROOT)}: {module} {name}".strip()
             if any(part.startswith("_") for part in module.split(".")) or name.startswith("_"):
                 offences.append(where + " (private)")
-            elif module.startswith("rlvr_lab.train") and (module != "rlvr_lab.train" or
-                                                          name not in rlvr_lab.train.__all__):
+            elif module.startswith("rlvr_lab.train") and (
+                module != "rlvr_lab.train" or name not in rlvr_lab.train.__all__
+            ):
                 offences.append(where + " (use the names of rlvr_lab.train.__all__)")
     assert offences == []
 
 
-DEPRECATED = {"rlvr_lab.plots", "rlvr_lab.widgets", "rlvr_lab.dashboard", "rlvr_lab.chapter_figures",
-              "rlvr_lab.fleet_figures", "rlvr_lab.figure_style", "rlvr_lab.recorded", "rlvr_lab.recorded.figures"}
+DEPRECATED = {
+    "rlvr_lab.plots",
+    "rlvr_lab.widgets",
+    "rlvr_lab.dashboard",
+    "rlvr_lab.chapter_figures",
+    "rlvr_lab.fleet_figures",
+    "rlvr_lab.figure_style",
+    "rlvr_lab.recorded",
+    "rlvr_lab.recorded.figures",
+}
 """Old paths kept only as deprecation shims for homework scripts (issue 21); notebooks use the new ones."""
 
 

@@ -43,7 +43,8 @@ def test_the_pair_holds_the_same_cells(path):
 def test_labs_are_committed_without_outputs_for_a_colab_gpu(path):
     nb = json.loads(path.read_text(encoding="utf-8"))
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
-    assert all(c["outputs"] == [] and c["execution_count"] is None for c in code), \
+    assert all(c["outputs"] == [] and c["execution_count"] is None for c in code), (
         f"{path.name} is committed with outputs (jupyter nbconvert --clear-output --inplace)"
+    )
     assert nb["metadata"].get("accelerator") == "GPU"  # Colab opens it on a GPU runtime
     assert jupytext.read(path.with_suffix(".py")).metadata.get("accelerator") == "GPU"

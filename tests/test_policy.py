@@ -5,8 +5,16 @@ import math
 import pytest
 import torch
 
-from rlvr_lab.policy import (SamplingConfig, build_model, completion_logprobs, load_policy, sample, save_policy,
-                             train_tokenizer, transformed_logprobs)
+from rlvr_lab.policy import (
+    SamplingConfig,
+    build_model,
+    completion_logprobs,
+    load_policy,
+    sample,
+    save_policy,
+    train_tokenizer,
+    transformed_logprobs,
+)
 from rlvr_lab.tasks import make_suite
 
 
@@ -38,8 +46,9 @@ def test_save_and_load_from_local_path(tok_model, tmp_path):
         assert torch.allclose(model(ids).logits, loaded(ids).logits, atol=1e-5)
 
 
-@pytest.mark.parametrize("cfg", [SamplingConfig(max_new_tokens=8),
-                                 SamplingConfig(temperature=0.7, top_k=12, top_p=0.8, max_new_tokens=8)])
+@pytest.mark.parametrize(
+    "cfg", [SamplingConfig(max_new_tokens=8), SamplingConfig(temperature=0.7, top_k=12, top_p=0.8, max_new_tokens=8)]
+)
 def test_recorded_logprobs_replay_exactly(tok_model, cfg):
     tok, model, suite = tok_model
     gen = torch.Generator().manual_seed(1)
@@ -52,7 +61,7 @@ def test_recorded_logprobs_replay_exactly(tok_model, cfg):
         assert len(s.completion_ids) == len(s.behaviour_logprobs) <= cfg.max_new_tokens
         assert s.stop_reason == ("eos" if s.completion_ids[-1] == tok.eos_token_id else "length")
         start = len(s.prompt_ids) - 1
-        replay = logp[i, start:start + len(s.completion_ids)]
+        replay = logp[i, start : start + len(s.completion_ids)]
         assert torch.allclose(replay, torch.tensor(s.behaviour_logprobs), atol=1e-4)
         assert all(lp <= 0 and math.isfinite(lp) for lp in s.behaviour_logprobs)
 
@@ -113,8 +122,9 @@ def _assert_close_in_norm(a: torch.Tensor, b: torch.Tensor, rel: float = 2e-5) -
     assert diff <= rel * scale, f"differ by {diff:.3e} against norm {scale:.3e}"
 
 
-@pytest.mark.parametrize("cfg", [SamplingConfig(max_new_tokens=8),
-                                 SamplingConfig(temperature=0.7, top_k=12, top_p=0.8, max_new_tokens=8)])
+@pytest.mark.parametrize(
+    "cfg", [SamplingConfig(max_new_tokens=8), SamplingConfig(temperature=0.7, top_k=12, top_p=0.8, max_new_tokens=8)]
+)
 def test_shared_prefix_scoring_equals_the_plain_batch(tok_model, cfg):
     """Scoring each group's prompt once (cache repeated to the members) gives the log-probs and the gradient
     of the plain padded batch, for groups of unequal prompts and tails that hold an observation."""

@@ -12,8 +12,9 @@ from rlvr_lab.train.precision import Precision, check_master_weights, resolve_pr
 
 def test_auto_picks_by_device_capability(monkeypatch):
     assert resolve_precision("auto", torch.device("cpu")) == Precision("float32", "cpu")
-    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: not including_emulation
-                        and ampere)
+    monkeypatch.setattr(
+        torch.cuda, "is_bf16_supported", lambda including_emulation=True: not including_emulation and ampere
+    )
     ampere = True
     assert resolve_precision("auto", torch.device("cuda")) == Precision("bfloat16", "cuda")
     ampere = False  # a T4: bfloat16 only emulated, so float16 with loss scaling
@@ -35,8 +36,18 @@ def test_master_weights_must_be_float32():
 def test_a_16bit_step_computes_in_16_bits_and_updates_float32_weights(dtype, tmp_path):
     from rlvr_lab.train import grade_step, make_learner, sample_step, setup, update_step, warm_start
 
-    config = TrainConfig.preset("ci", out_dir=str(tmp_path / "run"), dtype=dtype, sft_steps=2, heldout_tasks=2,
-                                eval_samples=1, eval_k=1, verifier_workers=1, max_new_tokens=8, lr=1e-2)
+    config = TrainConfig.preset(
+        "ci",
+        out_dir=str(tmp_path / "run"),
+        dtype=dtype,
+        sft_steps=2,
+        heldout_tasks=2,
+        eval_samples=1,
+        eval_k=1,
+        verifier_workers=1,
+        max_new_tokens=8,
+        lr=1e-2,
+    )
     run = setup(config)
     try:
         model, tok, _ = warm_start(run)

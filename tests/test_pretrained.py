@@ -36,8 +36,24 @@ def test_a_model_with_dropout_trains_through_the_cli_with_replay_below_the_bound
     cfg = AutoConfig.from_pretrained(gpt2_dir)
     assert cfg.model_type == "gpt2" and cfg.resid_pdrop == cfg.attn_pdrop == cfg.embd_pdrop == 0.1
     out = tmp_path / "run"
-    assert main(["train", "--preset", "ci", "--model", gpt2_dir, "--steps", "2", "--out", str(out),
-                 "--verifier-workers", "1"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--preset",
+                "ci",
+                "--model",
+                gpt2_dir,
+                "--steps",
+                "2",
+                "--out",
+                str(out),
+                "--verifier-workers",
+                "1",
+            ]
+        )
+        == 0
+    )
     lineage = json.loads((out / "warmstart" / "lineage.json").read_text())
     assert lineage["config"]["sft_steps"] == 0  # a pretrained model gets no SFT warm start by default
     got = rows(out)
@@ -58,7 +74,8 @@ def test_the_replay_bound_stops_a_run_whose_gradient_pass_scores_with_another_fu
         model, tok, _ = warm_start(run)
         learner, _ = make_learner(run, model, tok)
         noisy = learner.model.lm_head.register_forward_hook(
-            lambda m, i, out: out + 0.5 * torch.randn_like(out) if torch.is_grad_enabled() else out)
+            lambda m, i, out: out + 0.5 * torch.randn_like(out) if torch.is_grad_enabled() else out
+        )
         graded = grade_step(run, learner, sample_step(run, learner, 0))
         for r in graded.records:
             r.admitted = True  # whatever the verdicts: the update must refuse before using them
@@ -95,8 +112,17 @@ def test_an_instruct_model_trains_end_to_end_with_its_chat_template_lora_on_and_
     from rlvr_lab.train import train
 
     out = tmp_path / "run"
-    config = TrainConfig.preset("ci", model=qwen_dir, out_dir=str(out), grpo_steps=2, lora_rank=lora,
-                                lora_alpha=8, verifier_workers=1, max_new_tokens=12, checkpoint_every=2)
+    config = TrainConfig.preset(
+        "ci",
+        model=qwen_dir,
+        out_dir=str(out),
+        grpo_steps=2,
+        lora_rank=lora,
+        lora_alpha=8,
+        verifier_workers=1,
+        max_new_tokens=12,
+        checkpoint_every=2,
+    )
     assert config.sft_steps == 0 and config.lr == 1e-5  # pretrained defaults
     result = train(config)
     assert [r["step"] for r in result.metrics] == [0, 1]
@@ -154,8 +180,16 @@ def test_stop_strings_end_sampling_and_cut_the_candidate(gpt2_dir):
     model, tok = load_policy(gpt2_dir)
     assert prompt_format(TrainConfig(model=gpt2_dir), tok, model).stop_strings == BASE_STOPS  # a base model
     prompts = [prompt_ids(tok, t.prompt) for t in make_suite(problems_per_family=2)[:8]]
-    out = sample(model, prompts, SamplingConfig(max_new_tokens=40), tok.eos_token_id, tok.pad_token_id,
-                 torch.Generator().manual_seed(0), stop_strings=("e",), decode=tok.decode)
+    out = sample(
+        model,
+        prompts,
+        SamplingConfig(max_new_tokens=40),
+        tok.eos_token_id,
+        tok.pad_token_id,
+        torch.Generator().manual_seed(0),
+        stop_strings=("e",),
+        decode=tok.decode,
+    )
     stopped = [s for s in out if s.stop_reason == "stop"]
     assert len(stopped) >= 4
     for s in stopped:  # the row ended at the first token that completed a stop string
@@ -172,8 +206,16 @@ def test_a_lora_update_moves_the_adapters_only_and_a_checkpoint_restores_them(qw
     from rlvr_lab.train.checkpoint import save_checkpoint
     from rlvr_lab.train.lora import load_adapters
 
-    config = TrainConfig.preset("ci", model=qwen_dir, out_dir=str(tmp_path / "run"), lora_rank=4, lora_alpha=8,
-                                lr=1e-2, verifier_workers=1, max_new_tokens=8)
+    config = TrainConfig.preset(
+        "ci",
+        model=qwen_dir,
+        out_dir=str(tmp_path / "run"),
+        lora_rank=4,
+        lora_alpha=8,
+        lr=1e-2,
+        verifier_workers=1,
+        max_new_tokens=8,
+    )
     run = setup(config)
     try:
         model, tok, _ = warm_start(run)
@@ -195,10 +237,19 @@ def test_a_lora_update_moves_the_adapters_only_and_a_checkpoint_restores_them(qw
         ref = learner.reference(graded.records, run.sampling)
         rec = graded.records[0]
         n = len(rec.invocations[0].completion_ids)
-        assert torch.allclose(ref[rec.rollout_id][-n:], torch.tensor(rec.invocations[0].behaviour_logprobs),
-                              atol=1e-4)
-        path = save_checkpoint(config.out_dir, 0, learner.model, tok, learner.optimizer, learner.generator,
-                               learner.version, run.records_path, str(tmp_path / "m.jsonl"), {})
+        assert torch.allclose(ref[rec.rollout_id][-n:], torch.tensor(rec.invocations[0].behaviour_logprobs), atol=1e-4)
+        path = save_checkpoint(
+            config.out_dir,
+            0,
+            learner.model,
+            tok,
+            learner.optimizer,
+            learner.generator,
+            learner.version,
+            run.records_path,
+            str(tmp_path / "m.jsonl"),
+            {},
+        )
         fresh, _ = make_learner(run, warm_start(run)[0], tok)  # resumes from that checkpoint
         assert fresh.version == learner.version
         for (name, p), q in zip(learner.model.named_parameters(), fresh.model.parameters()):
@@ -250,10 +301,25 @@ def test_the_t4_preset_trains_end_to_end_on_a_local_qwen2_with_mbpp_and_humaneva
     MBPP hub dataset for the local sample; float16 compute with loss scaling and a float16 frozen base."""
     from rlvr_lab.train import train
 
-    config = TrainConfig.preset("t4", model=qwen_dir, mbpp_source=SAMPLE, device="cpu", dtype="float16",
-                                out_dir=str(tmp_path / "t4"), grpo_steps=1, tasks_per_step=2, group_size=2,
-                                max_new_tokens=8, heldout_tasks=2, eval_samples=1, eval_k=1, verifier_workers=1,
-                                progress=False, plots=False, lora_alpha=8)
+    config = TrainConfig.preset(
+        "t4",
+        model=qwen_dir,
+        mbpp_source=SAMPLE,
+        device="cpu",
+        dtype="float16",
+        out_dir=str(tmp_path / "t4"),
+        grpo_steps=1,
+        tasks_per_step=2,
+        group_size=2,
+        max_new_tokens=8,
+        heldout_tasks=2,
+        eval_samples=1,
+        eval_k=1,
+        verifier_workers=1,
+        progress=False,
+        plots=False,
+        lora_alpha=8,
+    )
     result = train(config)
     for heldout in (result.before, result.after):  # two HumanEval problems, graded by the sandboxed verifier
         assert heldout["tasks"] == 2 and "pass1_HumanEval" in heldout

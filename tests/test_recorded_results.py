@@ -22,16 +22,31 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 T95 = {2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}  # two-sided 95 % t quantiles by degrees of freedom
 
 # summary key -> how to read the per-seed value of one arm from a run row
-_EXPLOIT = (("naive", "isolated"), ["exploit_first", "exploit_last", "true_first", "true_last", "lone_pass_groups",
-                                     "lone_won_by_exploit"])
+_EXPLOIT = (
+    ("naive", "isolated"),
+    ["exploit_first", "exploit_last", "true_first", "true_last", "lone_pass_groups", "lone_won_by_exploit"],
+)
 PER_SEED = {
     "exploit_amplification": _EXPLOIT,
     "exploit_amplification_easy": _EXPLOIT,
-    "clip_higher": (("symmetric", "clip_higher"), ["entropy_first", "entropy_last", "diversity_first",
-                                                   "diversity_last", "clip_high", "clip_high_of_positive",
-                                                   "clip_any", "eligible", "pass1_after"]),
-    "length_norm": (("sequence", "constant"), ["len_fail_first", "len_fail_last", "len_fail_change",
-                                               "stop_length_last", "pass1_after"]),
+    "clip_higher": (
+        ("symmetric", "clip_higher"),
+        [
+            "entropy_first",
+            "entropy_last",
+            "diversity_first",
+            "diversity_last",
+            "clip_high",
+            "clip_high_of_positive",
+            "clip_any",
+            "eligible",
+            "pass1_after",
+        ],
+    ),
+    "length_norm": (
+        ("sequence", "constant"),
+        ["len_fail_first", "len_fail_last", "len_fail_change", "stop_length_last", "pass1_after"],
+    ),
 }
 
 
@@ -97,7 +112,7 @@ def test_results_md_shows_exactly_the_recorded_table_and_command(name):
         text = fh.read()
     start, end = f"<!-- recorded:{name} -->", f"<!-- /recorded:{name} -->"
     assert start in text and end in text, name
-    block = text[text.index(start) + len(start):text.index(end)]
+    block = text[text.index(start) + len(start) : text.index(end)]
     assert claims.table(name).strip() in block
     assert claims.load(name)["command"] in block
 
@@ -110,8 +125,11 @@ def test_figures_draw_the_recorded_means():
     width = min(len(c) for c in curves)
     want = np.nanmean([[np.nan if x is None else x for x in c[:width]] for c in curves], axis=0)
     np.testing.assert_allclose(mean_line.get_ydata(), want)
-    for draw in (experiments.recorded_exploit_figure, experiments.recorded_clip_figure,
-                 experiments.recorded_pass_at_k_figure):
+    for draw in (
+        experiments.recorded_exploit_figure,
+        experiments.recorded_clip_figure,
+        experiments.recorded_pass_at_k_figure,
+    ):
         assert len(draw().axes) == 2
 
 
@@ -151,10 +169,14 @@ def test_norm_constant_is_validated():
 def test_pass_at_k_prose_counts_match_the_stored_counts():
     # RESULTS.md and chapter 7: tasks the base solves at least once and the trained policy never.
     data = claims.load("pass_at_k")
-    lost = [sum(1 for t, (_, c) in r["base"]["counts"].items() if c > 0 and r["trained"]["counts"][t][1] == 0)
-            for r in data["runs"]]
-    gained = [sum(1 for t, (_, c) in r["base"]["counts"].items() if c == 0 and r["trained"]["counts"][t][1] > 0)
-              for r in data["runs"]]
+    lost = [
+        sum(1 for t, (_, c) in r["base"]["counts"].items() if c > 0 and r["trained"]["counts"][t][1] == 0)
+        for r in data["runs"]
+    ]
+    gained = [
+        sum(1 for t, (_, c) in r["base"]["counts"].items() if c == 0 and r["trained"]["counts"][t][1] > 0)
+        for r in data["runs"]
+    ]
     assert (lost, gained) == ([5, 6, 5], [0, 1, 1])
     assert data["catch_up_k"] == [8, 8, 16]
 

@@ -71,8 +71,7 @@ def _proc_table() -> dict[int, tuple[int, int, str]]:
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
         try:
-            table[int(name)] = (int(fields["PPid"].split()[0]), int(fields["Uid"].split()[0]),
-                                fields["Name"].strip())
+            table[int(name)] = (int(fields["PPid"].split()[0]), int(fields["Uid"].split()[0]), fields["Name"].strip())
         except (KeyError, ValueError, IndexError):
             continue
     return table
@@ -186,7 +185,7 @@ def _assert_host_unharmed(verifier: Verifier, hidden_before: str, sentinel: str,
     assert len(inits) <= 1, f"more than one warm sandbox: {sorted(warm)}"
     for p in warm:
         parent = table[p][0]
-        assert ("sandbox/zygote.py" in _cmdline(parent) if p in inits else parent in inits), f"stray {table[p][2]} {p}"
+        assert "sandbox/zygote.py" in _cmdline(parent) if p in inits else parent in inits, f"stray {table[p][2]} {p}"
         assert not _descendants(p, table) - warm, f"processes under warm sandbox process {p}"
     table = {p: row for p, row in table.items() if p not in warm}
     runner_cmd = _cmdline(runner)
@@ -196,12 +195,14 @@ def _assert_host_unharmed(verifier: Verifier, hidden_before: str, sentinel: str,
             below = _descendants(pid, table)
             if "user-ns" in verifier.isolation and "sandbox/zygote.py" not in _cmdline(ppid):
                 assert len(below) <= 1 and not any(_descendants(c, table) for c in below), (
-                    f"sandbox processes survive under zygote {pid}")
+                    f"sandbox processes survive under zygote {pid}"
+                )
             elif "user-ns" not in verifier.isolation or "sandbox/zygote.py" not in _cmdline(table[ppid][0]):
                 assert below == set(), f"sandbox processes survive under zygote {pid}"
         else:
             assert ppid == runner and owner == table[runner][1] and _cmdline(pid) == runner_cmd, (
-                f"process {pid} ({_cmdline(pid)[:80]!r}) survives below the runner")
+                f"process {pid} ({_cmdline(pid)[:80]!r}) survives below the runner"
+            )
     if marker:  # a sandbox's process lives in the sandbox's PID namespace; one in ours was started by a
         # naive run elsewhere (a parallel test, or a chapter or lab that runs the naive harness). A daemon
         # that a parallel test's sandbox (docker, Ray) is tearing down is gone within moments, while an
@@ -266,7 +267,9 @@ def _exploit_case(name, pool_fx, ours, naive, request, tmp_path, monkeypatch):
     harness = NaiveVerifier(timeout_s=4) if name == "infinite_loop" else naive
     naive_verdict = harness.verify(candidate, pool_fx)
     try:
-        assert naive_verdict.outcome == info.naive, f"{name}: naive {naive_verdict.outcome} ({naive_verdict.stop_reason})"
+        assert naive_verdict.outcome == info.naive, (
+            f"{name}: naive {naive_verdict.outcome} ({naive_verdict.stop_reason})"
+        )
         if name == "network_fetch":
             assert server.connections > calls_before, "the naive run did not reach the network"
         if name == "read_hidden_via_proc":
@@ -312,8 +315,10 @@ def test_known_bad_patch_is_rejected_under_the_all_pass_rule(patch, pool_fx, our
 def test_racy_patch_passes_a_single_trial_only_sometimes(pool_fx, ours):
     """The narrow-window racy patch's per-trial pass probability q lies strictly between 0 and 1 (measured
     about 0.1 here; 60 runs see no pass with probability 0.875**60, about 3e-4)."""
-    outcomes = [ours.verify(load_reference("pool_repair_01", "bad_racy_narrow_window"), pool_fx, trials=1).outcome
-                for _ in range(60)]
+    outcomes = [
+        ours.verify(load_reference("pool_repair_01", "bad_racy_narrow_window"), pool_fx, trials=1).outcome
+        for _ in range(60)
+    ]
     passes = outcomes.count("pass")
     assert outcomes.count("fail") + passes == 60
     assert 0 < passes < 60, f"q estimate {passes}/60 is not intermittent"

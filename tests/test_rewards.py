@@ -15,8 +15,10 @@ probs = st.floats(0.0, 1.0, allow_nan=False)
 
 
 def test_math_modules_do_not_import_torch():
-    code = ("import sys; import rlvr_lab.rewards, rlvr_lab.credit, rlvr_lab.cycle_time, rlvr_lab.validation; "
-            "print('torch' in sys.modules)")
+    code = (
+        "import sys; import rlvr_lab.rewards, rlvr_lab.credit, rlvr_lab.cycle_time, rlvr_lab.validation; "
+        "print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -46,13 +48,12 @@ def test_composite_reward_and_ordering_bound():
 @given(st.floats(0, 0.49), st.floats(0, 0.49), probs, probs, probs, probs)
 def test_bound_guarantees_order_inside_the_cap(wf, wl, f_pass, f_fail, len_pass, len_fail):
     assert rewards.pass_outranks_failure(wf, wl)
-    assert (rewards.composite_reward(1, f_pass, len_pass, wf, wl)
-            > rewards.composite_reward(0, f_fail, len_fail, wf, wl))
+    assert rewards.composite_reward(1, f_pass, len_pass, wf, wl) > rewards.composite_reward(0, f_fail, len_fail, wf, wl)
 
 
 def test_all_pass_and_expected_trials_edges():
     assert rewards.all_pass_probability(1.0, 5) == 1.0
-    assert rewards.expected_trials(0.0, 5) == 1.0   # the first trial always runs
+    assert rewards.expected_trials(0.0, 5) == 1.0  # the first trial always runs
     assert rewards.expected_trials(1.0, 5) == 5.0
     assert rewards.expected_trials(0.5, 1) == 1.0
 
@@ -86,11 +87,12 @@ def test_contrast_edges_and_informative_cost():
     assert math.isinf(rewards.rollouts_per_informative_group(8, 0.0))
     assert math.isinf(rewards.rollouts_per_informative_group(1, 0.5))
     out = rewards.rollouts_per_informative_group(8, np.array([0.05, 0.5, 1.0]))
-    assert out[1] == pytest.approx(8 / (1 - 2 * 0.5 ** 8)) and math.isinf(out[2])
+    assert out[1] == pytest.approx(8 / (1 - 2 * 0.5**8)) and math.isinf(out[2])
 
 
 def test_pass_at_k_matches_brute_force():
     from itertools import combinations
+
     samples = [1, 0, 0, 1, 0, 0, 0]
     n, c = len(samples), sum(samples)
     for k in range(1, n + 1):
@@ -105,30 +107,33 @@ def test_pass_hat_k():
     assert rewards.pass_hat_k(np.array([1.0, 0.0]), 3).tolist() == [1.0, 0.0]
 
 
-@pytest.mark.parametrize("call, needle", [
-    (lambda: rewards.false_accept_share(1.5, 0.1), "rho must be in [0, 1]"),
-    (lambda: rewards.false_accept_share(0.1, -0.1), "alpha must be in [0, 1]"),
-    (lambda: rewards.false_accept_share(0.0, 0.0), "must be > 0"),
-    (lambda: rewards.false_accept_share(0.5, float("nan")), "alpha must be in [0, 1]"),
-    (lambda: rewards.composite_reward(0.5, 0.1, 0.1, 0.1, 0.1), "correct must be 0 or 1"),
-    (lambda: rewards.composite_reward(1, 1.2, 0.1, 0.1, 0.1), "format_score must be in [0, 1]"),
-    (lambda: rewards.composite_reward(1, 0.2, -0.1, 0.1, 0.1), "length_frac must be >= 0"),
-    (lambda: rewards.composite_reward(1, 0.2, 0.1, -0.1, 0.1), "w_format must be >= 0"),
-    (lambda: rewards.ordering_margin(0.1, -1), "w_length must be >= 0"),
-    (lambda: rewards.all_pass_probability(-0.1, 3), "q must be in [0, 1]"),
-    (lambda: rewards.all_pass_probability(0.5, 0), "trials must be an integer >= 1"),
-    (lambda: rewards.expected_trials(0.5, 2.5), "trials must be an integer >= 1"),
-    (lambda: rewards.expected_trials([0.5, 0.2], 3, weights=[1.0]), "weights must have the same shape"),
-    (lambda: rewards.expected_trials([0.5, 0.2], 3, weights=[0.0, 0.0]), "positive sum"),
-    (lambda: rewards.expected_trials([0.5, 0.2], 3, weights=[-1.0, 2.0]), "weights must be >= 0"),
-    (lambda: rewards.contrast_probability(0, 0.5), "group_size must be an integer >= 1"),
-    (lambda: rewards.contrast_probability(8, 1.01), "p must be in [0, 1]"),
-    (lambda: rewards.rollouts_per_informative_group(True, 0.5), "group_size must be an integer >= 1"),
-    (lambda: rewards.pass_at_k(0, 0, 1), "n must be an integer >= 1"),
-    (lambda: rewards.pass_at_k(5, 6, 1), "c must be an integer in [0, 5]"),
-    (lambda: rewards.pass_at_k(5, 2, 6), "k must be an integer in [1, 5]"),
-    (lambda: rewards.pass_hat_k(2.0, 2), "p must be in [0, 1]"),
-])
+@pytest.mark.parametrize(
+    "call, needle",
+    [
+        (lambda: rewards.false_accept_share(1.5, 0.1), "rho must be in [0, 1]"),
+        (lambda: rewards.false_accept_share(0.1, -0.1), "alpha must be in [0, 1]"),
+        (lambda: rewards.false_accept_share(0.0, 0.0), "must be > 0"),
+        (lambda: rewards.false_accept_share(0.5, float("nan")), "alpha must be in [0, 1]"),
+        (lambda: rewards.composite_reward(0.5, 0.1, 0.1, 0.1, 0.1), "correct must be 0 or 1"),
+        (lambda: rewards.composite_reward(1, 1.2, 0.1, 0.1, 0.1), "format_score must be in [0, 1]"),
+        (lambda: rewards.composite_reward(1, 0.2, -0.1, 0.1, 0.1), "length_frac must be >= 0"),
+        (lambda: rewards.composite_reward(1, 0.2, 0.1, -0.1, 0.1), "w_format must be >= 0"),
+        (lambda: rewards.ordering_margin(0.1, -1), "w_length must be >= 0"),
+        (lambda: rewards.all_pass_probability(-0.1, 3), "q must be in [0, 1]"),
+        (lambda: rewards.all_pass_probability(0.5, 0), "trials must be an integer >= 1"),
+        (lambda: rewards.expected_trials(0.5, 2.5), "trials must be an integer >= 1"),
+        (lambda: rewards.expected_trials([0.5, 0.2], 3, weights=[1.0]), "weights must have the same shape"),
+        (lambda: rewards.expected_trials([0.5, 0.2], 3, weights=[0.0, 0.0]), "positive sum"),
+        (lambda: rewards.expected_trials([0.5, 0.2], 3, weights=[-1.0, 2.0]), "weights must be >= 0"),
+        (lambda: rewards.contrast_probability(0, 0.5), "group_size must be an integer >= 1"),
+        (lambda: rewards.contrast_probability(8, 1.01), "p must be in [0, 1]"),
+        (lambda: rewards.rollouts_per_informative_group(True, 0.5), "group_size must be an integer >= 1"),
+        (lambda: rewards.pass_at_k(0, 0, 1), "n must be an integer >= 1"),
+        (lambda: rewards.pass_at_k(5, 6, 1), "c must be an integer in [0, 5]"),
+        (lambda: rewards.pass_at_k(5, 2, 6), "k must be an integer in [1, 5]"),
+        (lambda: rewards.pass_hat_k(2.0, 2), "p must be in [0, 1]"),
+    ],
+)
 def test_bad_input_names_argument_and_range(call, needle):
     with pytest.raises(ValueError) as err:
         call()

@@ -13,8 +13,7 @@ import time
 import pytest
 
 from rlvr_lab.verifier import Verifier
-from rlvr_lab.sandbox.clock import (STRETCH_MAX, ContentionMeter, TrialClock, busy_cpu_s, psi_some_s,
-                                             stretched_deadline)
+from rlvr_lab.sandbox.clock import STRETCH_MAX, ContentionMeter, TrialClock, busy_cpu_s, psi_some_s, stretched_deadline
 from rlvr_lab.verifier.wire import GRACE_S, trial_budget_s
 from verifier_helpers import check_busy_host, needs_local_sandbox
 

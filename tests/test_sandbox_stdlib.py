@@ -47,8 +47,12 @@ def fallback_imports(tree: ast.Module) -> set[int]:
         if isinstance(node, ast.Try):
             for handler in node.handlers:
                 if isinstance(handler.type, ast.Name) and handler.type.id in ("ImportError", "ModuleNotFoundError"):
-                    found |= {id(n) for stmt in handler.body for n in ast.walk(stmt)
-                              if isinstance(n, (ast.Import, ast.ImportFrom))}
+                    found |= {
+                        id(n)
+                        for stmt in handler.body
+                        for n in ast.walk(stmt)
+                        if isinstance(n, (ast.Import, ast.ImportFrom))
+                    }
     return found
 
 
@@ -93,19 +97,23 @@ def test_the_checker_catches_what_the_rule_forbids():
     siblings = ("namespaces",)
     assert offences("import json, socket\nimport importlib.util", by_path=True) == []
     assert offences("import sandbox_namespaces as ns", by_path=True, siblings=siblings) == []
-    good_fallback = ("try:\n    import sandbox_namespaces as namespaces\n"
-                     "except ImportError:\n    from rlvr_lab.sandbox import namespaces\n")
+    good_fallback = (
+        "try:\n    import sandbox_namespaces as namespaces\n"
+        "except ImportError:\n    from rlvr_lab.sandbox import namespaces\n"
+    )
     assert offences(good_fallback, by_path=True, siblings=siblings) == []
     # a by-path module may not import the package, a sibling it does not load, or anything third-party
     assert offences("from rlvr_lab.sandbox import namespaces", by_path=True, siblings=siblings) == [
-        "line 1: rlvr_lab.sandbox"]
+        "line 1: rlvr_lab.sandbox"
+    ]
     assert offences("import sandbox_server", by_path=True, siblings=siblings) == ["line 1: sandbox_server"]
     assert offences("def f():\n    import numpy\n", by_path=True) == ["line 2: numpy"]
     assert offences("from . import clock", by_path=True) == ["line 1: relative import"]
     # the rest of the folder: the package itself, never a layer above it, a client only where allowed
     assert offences("from rlvr_lab.sandbox.backend import Limits", by_path=False) == []
     assert offences("from rlvr_lab.verifier.schema import Limits", by_path=False) == [
-        "line 1: rlvr_lab.verifier.schema"]
+        "line 1: rlvr_lab.verifier.schema"
+    ]
     assert offences("import rlvr_lab", by_path=False) == ["line 1: rlvr_lab"]
     assert offences("import docker", by_path=False) == ["line 1: docker"]
     assert offences("import docker", by_path=False, allowed=frozenset({"docker"})) == []
@@ -115,8 +123,11 @@ def test_the_zygote_and_what_it_loads_by_path_import_the_standard_library_only()
     siblings = zygote_siblings()
     by_path = [SANDBOX / "zygote.py", *(SANDBOX / f"{stem}.py" for stem in siblings), *SERVERS]
     assert all(p.is_file() for p in by_path), by_path
-    bad = {str(p.relative_to(PACKAGE)): found for p in by_path
-           if (found := offences(p.read_text(), by_path=True, siblings=siblings))}
+    bad = {
+        str(p.relative_to(PACKAGE)): found
+        for p in by_path
+        if (found := offences(p.read_text(), by_path=True, siblings=siblings))
+    }
     assert bad == {}
 
 
@@ -125,6 +136,9 @@ def test_the_sandbox_package_imports_the_standard_library_and_itself_only():
     by_path = {"zygote.py", *(f"{stem}.py" for stem in zygote_siblings())}
     paths = [p for p in sorted(SANDBOX.glob("*.py")) if p.name not in by_path]
     assert len(paths) >= 5
-    bad = {p.name: found for p in paths
-           if (found := offences(p.read_text(), by_path=False, allowed=frozenset(THIRD_PARTY.get(p.name, ()))))}
+    bad = {
+        p.name: found
+        for p in paths
+        if (found := offences(p.read_text(), by_path=False, allowed=frozenset(THIRD_PARTY.get(p.name, ()))))
+    }
     assert bad == {}

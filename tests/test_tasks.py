@@ -59,8 +59,14 @@ def test_bad_arguments_name_themselves():
 
 
 def test_fixture_task_writes_the_editable_file():
-    fx = Fixture(name="pool", version="v1", files={"pool.py": "x = 1\n", "README": "r"}, hidden_tests={},
-                 allowed_paths=("pool.py",), description="Fix the pool.")
+    fx = Fixture(
+        name="pool",
+        version="v1",
+        files={"pool.py": "x = 1\n", "README": "r"},
+        hidden_tests={},
+        allowed_paths=("pool.py",),
+        description="Fix the pool.",
+    )
     task = fixture_task(fx)
     assert task.family == "fixture" and task.split == "heldout"
     assert task.candidate("x = 2\n").files == {"pool.py": "x = 2\n"}

@@ -25,8 +25,10 @@ def test_ch1_cost_per_informative_group_never_falls_and_pairs_tie_with_triples()
 
 
 def test_ch2_partial_credit_example_holds_as_stated():
-    assert "scores 3/10, more than an honest attempt whose one wrong edge case breaks eight of the tests (2/10)" \
+    assert (
+        "scores 3/10, more than an honest attempt whose one wrong edge case breaks eight of the tests (2/10)"
         in text("02_verifiable_rewards")
+    )
     suite, special_cased, broken_by_edge_case = 10, 3, 8
     assert special_cased / suite > (suite - broken_by_edge_case) / suite
 
@@ -77,10 +79,14 @@ def test_ch8_littles_law_numbers_come_from_the_recorded_run_and_the_library():
         assert m["arrival_per_s"] == pytest.approx(run["arrival_per_s"], abs=5e-4)
         assert m["service_s"] == pytest.approx(run["service_s"], abs=5e-5)
         assert m["wait_s"] == pytest.approx(run["wait_s"], abs=5e-5)
-        assert (m["rho_probe"], m["rho_probe_se"]) == (round(run["utilization_sampled"], 3),
-                                                       round(run["utilization_sampled_se"], 3))
-        assert (m["in_system_probe"], m["in_system_probe_se"]) == (round(run["in_system_sampled"], 2),
-                                                                   round(run["in_system_sampled_se"], 2))
+        assert (m["rho_probe"], m["rho_probe_se"]) == (
+            round(run["utilization_sampled"], 3),
+            round(run["utilization_sampled_se"], 3),
+        )
+        assert (m["in_system_probe"], m["in_system_probe_se"]) == (
+            round(run["in_system_sampled"], 2),
+            round(run["in_system_sampled_se"], 2),
+        )
         rho = cycle_time.verifier_utilization(m["arrival_per_s"], 1, m["service_s"], m["workers"])
         little = m["arrival_per_s"] * m["wait_s"]
         assert f"{rho:.3f}" in t and f"{little:.2f}" in t

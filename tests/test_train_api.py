@@ -47,9 +47,30 @@ def _records(tok) -> list[RolloutRecord]:
             ids = torch.randint(5, 200, (3 + r,), generator=gen).tolist()
             logps = (-torch.rand(len(ids), generator=gen) * 4).tolist()
             call = Invocation(0, prompt, ids, logps, 0, "eos")
-            out.append(RolloutRecord(f"s0-g{g}-r{r}", f"s0-g{g}", "t", "p", "train", 0, "f", "v", {}, "", [call],
-                                     "", "pass" if reward else "fail", reward, {}, "eos", len(prompt), len(ids), 0,
-                                     admitted=True))
+            out.append(
+                RolloutRecord(
+                    f"s0-g{g}-r{r}",
+                    f"s0-g{g}",
+                    "t",
+                    "p",
+                    "train",
+                    0,
+                    "f",
+                    "v",
+                    {},
+                    "",
+                    [call],
+                    "",
+                    "pass" if reward else "fail",
+                    reward,
+                    {},
+                    "eos",
+                    len(prompt),
+                    len(ids),
+                    0,
+                    admitted=True,
+                )
+            )
     return out
 
 

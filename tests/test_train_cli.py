@@ -37,19 +37,56 @@ def test_every_field_is_documented_and_has_a_flag_with_its_docstring_as_help():
 
 
 def test_flags_override_the_preset_and_nothing_else():
-    config = parse("--preset", "ci", "--group-size", "6", "--eps-high", "0.3", "--families", "arith, affine",
-                   "--no-overlap", "--heldout-tasks", "none", "--out", "/tmp/x", "--steps", "2",
-                   "--backend", "process", "--multi-turn", "--norm", "sequence")
-    expected = TrainConfig.preset("ci", group_size=6, eps_high=0.3, families=("arith", "affine"), overlap=False,
-                                  heldout_tasks=None, out_dir="/tmp/x", grpo_steps=2, verifier_backend="process",
-                                  multi_turn=True, norm="sequence")
+    config = parse(
+        "--preset",
+        "ci",
+        "--group-size",
+        "6",
+        "--eps-high",
+        "0.3",
+        "--families",
+        "arith, affine",
+        "--no-overlap",
+        "--heldout-tasks",
+        "none",
+        "--out",
+        "/tmp/x",
+        "--steps",
+        "2",
+        "--backend",
+        "process",
+        "--multi-turn",
+        "--norm",
+        "sequence",
+    )
+    expected = TrainConfig.preset(
+        "ci",
+        group_size=6,
+        eps_high=0.3,
+        families=("arith", "affine"),
+        overlap=False,
+        heldout_tasks=None,
+        out_dir="/tmp/x",
+        grpo_steps=2,
+        verifier_backend="process",
+        multi_turn=True,
+        norm="sequence",
+    )
     assert config == expected
     assert parse("--preset", "gpu") == TrainConfig.preset("gpu")
     assert parse("--preset", "ci", "--ray-address", "auto").verifier_pool == "ray"
 
 
-@pytest.mark.parametrize("argv", [["--group-size", "x"], ["--norm", "tokens"], ["--families", ","],
-                                  ["--ray-address", " "], ["--verifier-backend", "chroot"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--group-size", "x"],
+        ["--norm", "tokens"],
+        ["--families", ","],
+        ["--ray-address", " "],
+        ["--verifier-backend", "chroot"],
+    ],
+)
 def test_malformed_flags_are_usage_errors(argv, capsys):
     with pytest.raises(SystemExit) as stop:
         parse("--preset", "ci", *argv)

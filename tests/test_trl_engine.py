@@ -31,7 +31,10 @@ def test_reward_function_never_coerces_an_unavailable_verdict():
     suite = make_suite(seed=0, problems_per_family=1)
     by_id = {t.task_id: t for t in suite}
     reward = reward_function(VerdictCache(_FailingPool()), by_id)
-    assert reward(prompts=["p", "p"], completions=["    return 1\n"] * 2, task_id=[suite[0].task_id] * 2) == [None, None]
+    assert reward(prompts=["p", "p"], completions=["    return 1\n"] * 2, task_id=[suite[0].task_id] * 2) == [
+        None,
+        None,
+    ]
 
 
 @pytest.mark.slow
@@ -56,10 +59,19 @@ class _RecordingPool:
         from rlvr_lab.verifier.schema import Verdict
 
         self.entries.append((fixture.checker_version, len(candidates)))
-        return [_FakeFuture(Verdict(outcome=self.outcome(c, fixture), candidate_digest=c.digest,
-                                    fixture=fixture.name, fixture_version=fixture.version,
-                                    checker_version=fixture.checker_version, backend="fake"))
-                for c in candidates]
+        return [
+            _FakeFuture(
+                Verdict(
+                    outcome=self.outcome(c, fixture),
+                    candidate_digest=c.digest,
+                    fixture=fixture.name,
+                    fixture_version=fixture.version,
+                    checker_version=fixture.checker_version,
+                    backend="fake",
+                )
+            )
+            for c in candidates
+        ]
 
 
 def test_grader_keeps_public_and_hidden_verdicts_apart_and_sends_one_entry_per_fixture():
@@ -119,7 +131,8 @@ def test_the_trl_reward_applies_the_complete_group_rule():
     from rlvr_lab.train.prompting import PromptFormat
 
     assert reward_function(VerdictCache(_FlakyPool([])), by_id, PromptFormat(chat=True))(
-        prompts=[""], completions=chat, task_id=[a.task_id]) == [1.0]
+        prompts=[""], completions=chat, task_id=[a.task_id]
+    ) == [1.0]
 
 
 @pytest.mark.slow
@@ -128,8 +141,17 @@ def test_trl_engine_trains_a_local_instruct_model_with_lora_and_its_chat_templat
 
     corpus = [t.prompt + t.solution for t in make_suite(problems_per_family=6)] * 2
     model_dir = save_stand_in(str(tmp_path / "qwen2"), corpus, family="qwen2", chat=True, dropout=0.1)
-    config = TrainConfig.preset("ci", model=model_dir, out_dir=str(tmp_path / "run"), engine="trl", grpo_steps=1,
-                                lora_rank=4, lora_alpha=8, max_new_tokens=8, verifier_workers=1)
+    config = TrainConfig.preset(
+        "ci",
+        model=model_dir,
+        out_dir=str(tmp_path / "run"),
+        engine="trl",
+        grpo_steps=1,
+        lora_rank=4,
+        lora_alpha=8,
+        max_new_tokens=8,
+        verifier_workers=1,
+    )
     result = train(config)
     assert result.rollouts == config.tasks_per_step * config.group_size
     assert any("rewards/verifier_reward/mean" in r for r in result.metrics)

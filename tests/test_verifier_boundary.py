@@ -40,13 +40,17 @@ def _fail(verdict: Verdict, reason: str) -> None:
 
 
 # -- 1. the candidate cannot choose its own verdict class -------------------------------------------------
-@pytest.mark.parametrize("files, reason", [
-    ({"solution.py": GOOD, "helpers/" + "a" * 300 + ".py": "x = 1\n"}, "longer than 255 bytes"),
-    ({"solution.py": GOOD, "helpers/a.py": "", "helpers/a.py/b.py": ""}, "is also a directory of"),
-    ({"solution.py": GOOD + "\nX = '\ud800'\n"}, "lone surrogate"),
-    ({"solution.py": GOOD, "helpers/\udcff.py": ""}, "not valid Unicode text"),
-    ({"solution.py": GOOD, "helpers/\x1b[2J.py": ""}, "control character"),
-], ids=["long-name", "colliding-paths", "surrogate-text", "surrogate-name", "control-name"])
+@pytest.mark.parametrize(
+    "files, reason",
+    [
+        ({"solution.py": GOOD, "helpers/" + "a" * 300 + ".py": "x = 1\n"}, "longer than 255 bytes"),
+        ({"solution.py": GOOD, "helpers/a.py": "", "helpers/a.py/b.py": ""}, "is also a directory of"),
+        ({"solution.py": GOOD + "\nX = '\ud800'\n"}, "lone surrogate"),
+        ({"solution.py": GOOD, "helpers/\udcff.py": ""}, "not valid Unicode text"),
+        ({"solution.py": GOOD, "helpers/\x1b[2J.py": ""}, "control character"),
+    ],
+    ids=["long-name", "colliding-paths", "surrogate-text", "surrogate-name", "control-name"],
+)
 def test_candidate_controlled_names_and_text_fail_at_admission(verifier, files, reason):
     _fail(verifier.verify(Candidate(files), function_fixture()), "admission: ")
     assert reason in admission_error(Candidate(files), function_fixture())
@@ -61,10 +65,12 @@ def _tree(tmp_path: Path) -> Path:
 
 def test_fifo_symlink_and_non_utf8_trees_fail_without_hanging(verifier, tmp_path):
     fx = function_fixture()
-    cases = {"fifo": lambda t: os.mkfifo(t / "helpers.py"),
-             "symlink": lambda t: os.symlink("/etc/passwd", t / "notes.py"),
-             "dirlink": lambda t: os.symlink("/etc", t / "helpers"),
-             "latin1": lambda t: (t / "solution.py").write_bytes(b"# caf\xe9\n" + GOOD.encode())}
+    cases = {
+        "fifo": lambda t: os.mkfifo(t / "helpers.py"),
+        "symlink": lambda t: os.symlink("/etc/passwd", t / "notes.py"),
+        "dirlink": lambda t: os.symlink("/etc", t / "helpers"),
+        "latin1": lambda t: (t / "solution.py").write_bytes(b"# caf\xe9\n" + GOOD.encode()),
+    }
     for name, make in cases.items():
         tree = _tree(tmp_path / name)
         make(tree)
@@ -78,9 +84,14 @@ def test_fifo_symlink_and_non_utf8_trees_fail_without_hanging(verifier, tmp_path
 def test_cli_verify_of_a_tree_with_a_fifo_is_a_fail_not_an_error(tmp_path):
     tree = _tree(tmp_path)
     os.mkfifo(tree / "pool.py")
-    out = subprocess.run([sys.executable, "-m", "rlvr_lab", "verify", str(tree), "--fixture", "pool_repair_01"],
-                         capture_output=True, text=True, timeout=60, cwd=REPO,
-                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    out = subprocess.run(
+        [sys.executable, "-m", "rlvr_lab", "verify", str(tree), "--fixture", "pool_repair_01"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert out.returncode == 1, out.stdout + out.stderr
     assert "verdict: fail" in out.stdout and "not a regular file" in out.stdout
 
@@ -90,11 +101,18 @@ def test_sparse_file_does_not_amplify_the_trusted_side(tmp_path):
     tree = _tree(tmp_path)
     with open(tree / "big.py", "wb") as handle:
         handle.truncate(64 << 30)
-    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30));"
-            "from rlvr_lab.verifier.workspace import capture; from verifier_helpers import function_fixture;"
-            f"c = capture({str(tree)!r}, function_fixture()); print(c.problems)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "PYTHONPATH": f"{REPO}:{REPO / 'tests'}"})
+    code = (
+        "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30));"
+        "from rlvr_lab.verifier.workspace import capture; from verifier_helpers import function_fixture;"
+        f"c = capture({str(tree)!r}, function_fixture()); print(c.problems)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": f"{REPO}:{REPO / 'tests'}"},
+    )
     assert out.returncode == 0, out.stderr[-500:]
     assert "big.py" in out.stdout and "bytes" in out.stdout
 
@@ -207,9 +225,17 @@ def test_state():
 
 def _state_fixture(mode: str, trials: int) -> Fixture:
     fx = function_fixture(trials=trials)
-    return Fixture(name=fx.name, version=fx.version, files=fx.files, allowed_paths=fx.allowed_paths,
-                   modules=fx.modules, limits=fx.limits, trials=trials, checker_version=fx.checker_version,
-                   hidden_tests={"test_state.py": f"MODE = {mode!r}\n" + STATE_TESTS})
+    return Fixture(
+        name=fx.name,
+        version=fx.version,
+        files=fx.files,
+        allowed_paths=fx.allowed_paths,
+        modules=fx.modules,
+        limits=fx.limits,
+        trials=trials,
+        checker_version=fx.checker_version,
+        hidden_tests={"test_state.py": f"MODE = {mode!r}\n" + STATE_TESTS},
+    )
 
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the probe uses x86_64 syscall numbers")
@@ -244,8 +270,16 @@ def test_unpredictable():
 
 def test_hidden_test_randomness_is_not_predictable_from_the_sandbox(verifier):
     fx = function_fixture(trials=4)
-    fx = Fixture(name=fx.name, version=fx.version, files=fx.files, allowed_paths=fx.allowed_paths,
-                 modules=fx.modules, limits=fx.limits, trials=4, hidden_tests={"test_rand.py": PREDICT_TESTS})
+    fx = Fixture(
+        name=fx.name,
+        version=fx.version,
+        files=fx.files,
+        allowed_paths=fx.allowed_paths,
+        modules=fx.modules,
+        limits=fx.limits,
+        trials=4,
+        hidden_tests={"test_rand.py": PREDICT_TESTS},
+    )
     verdict = verifier.verify(Candidate({"solution.py": GOOD + PREDICT}), fx)
     assert verdict.outcome == "pass", verdict.stop_reason + " " + " | ".join(t.detail for t in verdict.trials)
     assert len({t.seed for t in verdict.trials}) == 4
@@ -254,9 +288,16 @@ def test_hidden_test_randomness_is_not_predictable_from_the_sandbox(verifier):
 # -- 6. terminal output ---------------------------------------------------------------------------------
 def test_human_readable_verdict_escapes_control_characters():
     evil = "\x1b]0;pwned\x07\x1b[2J\rboom\x9b31m"
-    verdict = Verdict("fail", "d" * 64, "fx" + evil, "v1", "c1", "local",
-                      trials=(TrialResult("fail", 0.1, 1, "test failed" + evil, "E " + evil),),
-                      stop_reason="rejected" + evil)
+    verdict = Verdict(
+        "fail",
+        "d" * 64,
+        "fx" + evil,
+        "v1",
+        "c1",
+        "local",
+        trials=(TrialResult("fail", 0.1, 1, "test failed" + evil, "E " + evil),),
+        stop_reason="rejected" + evil,
+    )
     text = format_verdict(verdict)
     assert not any(ch in text for ch in "\x1b\x07\r\x9b"), repr(text)
     assert "\\x1b" in text

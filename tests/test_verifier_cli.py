@@ -18,8 +18,9 @@ from verifier_helpers import GOOD, function_fixture, needs_local_sandbox
 pytestmark = needs_local_sandbox
 
 FIXTURES = Path(__file__).resolve().parents[1] / "rlvr_lab" / "fixtures" / "pool_repair_01"
-needs_pool_fixture = pytest.mark.skipif(not (FIXTURES / "manifest.json").is_file(),
-                                        reason="rlvr_lab/fixtures/pool_repair_01 is not in this checkout")
+needs_pool_fixture = pytest.mark.skipif(
+    not (FIXTURES / "manifest.json").is_file(), reason="rlvr_lab/fixtures/pool_repair_01 is not in this checkout"
+)
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -41,8 +42,15 @@ def test_verify_prints_verdict_and_evidence(tmp_path):
 
 @needs_pool_fixture
 def test_verify_rejects_bad_patch_and_refused_path(tmp_path):
-    out = cli("verify", str(FIXTURES / "reference" / "bad_unlocked_notify"), "--fixture", "pool_repair_01",
-              "--trials", "1", "--json")
+    out = cli(
+        "verify",
+        str(FIXTURES / "reference" / "bad_unlocked_notify"),
+        "--fixture",
+        "pool_repair_01",
+        "--trials",
+        "1",
+        "--json",
+    )
     assert out.returncode == 1, out.stderr
     verdict = json.loads(out.stdout)
     assert verdict["outcome"] == "fail" and verdict["backend"] in ("local", "local-userns")
@@ -66,8 +74,16 @@ def test_read_candidate_forms(tmp_path):
 
 
 def test_format_and_wilson():
-    verdict = Verdict("fail", "ab" * 32, "f", "v1", "c1", "local", (TrialResult("fail", 0.012, 7, "timeout", "x"),),
-                      "rejected at trial 1 of 3: timeout")
+    verdict = Verdict(
+        "fail",
+        "ab" * 32,
+        "f",
+        "v1",
+        "c1",
+        "local",
+        (TrialResult("fail", 0.012, 7, "timeout", "x"),),
+        "rejected at trial 1 of 3: timeout",
+    )
     text = format_verdict(verdict)
     assert "verdict: fail" in text and "trial 1: fail" in text and "timeout" in text
     lo, hi = wilson(0, 20)

@@ -23,13 +23,13 @@ from rlvr_lab.verifier import Verifier
 from rlvr_lab.verifier.fixtures import fixtures_dir, list_references, load_fixture, load_reference, read_manifest
 from rlvr_lab.verifier.proxy import server
 from rlvr_lab.verifier.proxy.client import ProxyClient
-from rlvr_lab.verifier.proxy.values import (Graph, NotPlainData, TrialDeadline, decode, encode, load_objects)
+from rlvr_lab.verifier.proxy.values import Graph, NotPlainData, TrialDeadline, decode, encode, load_objects
 from rlvr_lab.verifier.schema import Candidate, Fixture, Limits
 from verifier_helpers import needs_local_sandbox
 
 LIMITS = Limits(wall_s=5.0, cpu_s=5, memory_mb=256, processes=16, file_mb=4, open_files=64, output_kb=64)
 
-HELPERS = '''
+HELPERS = """
 import dataclasses
 import enum
 
@@ -64,7 +64,7 @@ class Table(dict):
 
 class Colour(enum.Enum):
     RED = 1
-'''
+"""
 
 
 def module(name: str, source: str) -> types.ModuleType:
@@ -137,8 +137,16 @@ def test_a_defaultdict_with_a_function_for_factory_is_refused_clearly():
 
 
 def test_a_malformed_library_value_is_refused_by_the_runner():
-    for tree in ({"$dd": ["eval", []]}, {"$q": [-1, []]}, {"$fr": [1, 0]}, {"$dc": "1e99999"}, {"$dc": "x"},
-                 {"$nt": ["P", ["x"], [1, 2]]}, {"$nt": ["P", ["class"], [1]]}, {"$r": 1}):
+    for tree in (
+        {"$dd": ["eval", []]},
+        {"$q": [-1, []]},
+        {"$fr": [1, 0]},
+        {"$dc": "1e99999"},
+        {"$dc": "x"},
+        {"$nt": ["P", ["x"], [1, 2]]},
+        {"$nt": ["P", ["class"], [1]]},
+        {"$r": 1},
+    ):
         with pytest.raises(ValueError):
             decode(tree, None)
 
@@ -241,9 +249,14 @@ def test_the_runner_builds_its_own_class_and_sets_only_declared_fields():
     trusted_mod = module("helpers", HELPERS)
     got = cross(tampered.Node("x"), tampered, trusted_mod)
     assert type(got) is trusted_mod.Node and got != trusted_mod.Node("x")  # the runner's class: identity eq
-    for name, fields in [("helpers.Node", [["degree", 1]]), ("helpers.Node", [["__class__", 1]]),
-                         ("helpers.Point", [["z", 1]]), ("helpers.Slotted", [["c", 1]]), ("os.system", []),
-                         ("helpers.dataclasses", [])]:
+    for name, fields in [
+        ("helpers.Node", [["degree", 1]]),
+        ("helpers.Node", [["__class__", 1]]),
+        ("helpers.Point", [["z", 1]]),
+        ("helpers.Slotted", [["c", 1]]),
+        ("os.system", []),
+        ("helpers.dataclasses", []),
+    ]:
         with pytest.raises(ValueError):
             load_objects([[1, name, fields]], None, Graph(server.Shared([trusted_mod])))
 
@@ -307,7 +320,7 @@ def test_course_fixtures_pass_fixed_and_fail_buggy_for_their_bug(verifier, name)
                 assert trial.reason in ENDLESS, trial
 
 
-IMPOSTOR = '''
+IMPOSTOR = """
 class ListNode:
     def __init__(self, val=0, next=None):
         self.val, self.next = val, next
@@ -318,16 +331,18 @@ class ListNode:
 
 def to_list(head, limit=0):
     return [3, 2, 1]
-'''
+"""
 
 
 @needs_local_sandbox
 def test_a_candidate_file_named_like_the_shared_module_is_never_used(verifier):
     base = load_fixture("linked_reverse_01")
     hidden = dict(base.hidden_tests)
-    hidden["test_origin.py"] = ("import listnode\nfrom linked import origin\n\n\ndef test_origin():\n"
-                                "    assert origin() == '<fixture shared module listnode>'\n"
-                                "    assert listnode.__file__.endswith('listnode.py')\n")
+    hidden["test_origin.py"] = (
+        "import listnode\nfrom linked import origin\n\n\ndef test_origin():\n"
+        "    assert origin() == '<fixture shared module listnode>'\n"
+        "    assert listnode.__file__.endswith('listnode.py')\n"
+    )
     fx = dataclasses.replace(base, hidden_tests=hidden, allowed_paths=("*.py",), trials=1)
     good = load_reference("linked_reverse_01", "good").files["linked.py"]
     origin = "\n\ndef origin():\n    import listnode\n    return listnode.__file__\n"
@@ -338,7 +353,7 @@ def test_a_candidate_file_named_like_the_shared_module_is_never_used(verifier):
     assert verdict.outcome == "fail" and "test_origin" not in verdict.trials[-1].detail, verdict.trials
 
 
-LIBRARY_SOLUTION = '''
+LIBRARY_SOLUTION = """
 import collections
 from decimal import Decimal
 from fractions import Fraction
@@ -371,9 +386,9 @@ def count_up(n):
 
 def count_to(n):
     yield from range(n)
-'''
+"""
 
-LIBRARY_TESTS = '''
+LIBRARY_TESTS = """
 import collections
 from decimal import Decimal
 from fractions import Fraction
@@ -414,7 +429,7 @@ def test_generator_and_its_exception():
     with pytest.raises(KeyError):
         list(count_up(4))
     assert list(count_to(4)) == [0, 1, 2, 3] and sum(x for x in count_to(5)) == 10
-'''
+"""
 
 CHEATS = {
     "dict subclass": "class D(dict):\n    def __eq__(self, o):\n        return True\n",
@@ -426,8 +441,16 @@ CHEATS = {
 
 
 def library_fixture(tests: str) -> Fixture:
-    return Fixture("crossing_library", "v1", files={"solution.py": ""}, hidden_tests={"test_library.py": tests},
-                   allowed_paths=("solution.py",), modules=("solution",), limits=LIMITS, trials=1)
+    return Fixture(
+        "crossing_library",
+        "v1",
+        files={"solution.py": ""},
+        hidden_tests={"test_library.py": tests},
+        allowed_paths=("solution.py",),
+        modules=("solution",),
+        limits=LIMITS,
+        trials=1,
+    )
 
 
 @needs_local_sandbox
@@ -439,8 +462,10 @@ def test_library_values_and_generators_end_to_end(verifier):
 @needs_local_sandbox
 @pytest.mark.parametrize("cheat", sorted(CHEATS))
 def test_subclasses_with_overridden_comparison_still_fail(verifier, cheat):
-    tests = ("import collections\nfrom solution import make\n\n\ndef test_make():\n"
-             "    assert make() == collections.OrderedDict(a=1)\n")
+    tests = (
+        "import collections\nfrom solution import make\n\n\ndef test_make():\n"
+        "    assert make() == collections.OrderedDict(a=1)\n"
+    )
     body = "import collections\n" + CHEATS[cheat] + "\n\ndef make():\n    return D()\n"
     verdict = verifier.verify(Candidate({"solution.py": body}), library_fixture(tests))
     assert verdict.outcome == "fail", verdict.trials
@@ -476,7 +501,12 @@ def test_manifest_shared_modules_must_be_a_list(tmp_path):
 
 def test_manifest_shared_modules_are_checked():
     base = load_fixture("linked_reverse_01")
-    for shared, match in [(("linked",), "candidate module"), (("json",), "standard-library"),
-                          (("nothere",), "needs nothere.py"), (("test_x",), "identifiers, not test_"), (("x_test",), "identifiers, not test_")]:
+    for shared, match in [
+        (("linked",), "candidate module"),
+        (("json",), "standard-library"),
+        (("nothere",), "needs nothere.py"),
+        (("test_x",), "identifiers, not test_"),
+        (("x_test",), "identifiers, not test_"),
+    ]:
         with pytest.raises(ValueError, match=match):
             dataclasses.replace(base, shared=shared)

@@ -26,52 +26,78 @@ PLAIN = "from solution import f\n\n\ndef test_one():\n    assert f(1) == 2\n"
 
 
 # -- which files are plain: a trusted ast scan ---------------------------------------------------------
-@pytest.mark.parametrize("files, why", [
-    ({"test_a.py": PLAIN}, ""),
-    ({"test_a.py": '"""doc"""\nimport math\nimport pytest\nLIMIT = 3\n\nclass Helper:\n    pass\n\n\n'
-                   'def helper():\n    pass\n\n\ndef test_x():\n    with pytest.raises(ValueError):\n'
-                   '        int("x")\n'}, ""),
-    ({"conftest.py": "", "test_a.py": PLAIN}, "conftest.py is not a test file"),
-    ({"helpers.py": "", "test_a.py": PLAIN}, "helpers.py is not a test file"),
-    ({"test_a.py": "def test_x(tmp_path):\n    pass\n"}, "test_a.py::test_x takes arguments (fixtures)"),
-    ({"test_a.py": "import pytest\n\n@pytest.mark.parametrize('x', [1])\ndef test_x(x):\n    pass\n"},
-     "test_a.py::test_x is decorated"),
-    ({"test_a.py": "class TestThing:\n    def test_x(self):\n        pass\n"}, "test_a.py defines test class TestThing"),
-    ({"test_a.py": "async def test_x():\n    pass\n"}, "test_a.py::test_x is async"),
-    ({"test_a.py": "def test_x():\n    yield 1\n"}, "test_a.py::test_x is a generator"),
-    ({"test_a.py": "import pytest\npytestmark = pytest.mark.slow\n"}, "test_a.py defines pytestmark"),
-    ({"test_a.py": "def setup_module():\n    pass\n"}, "test_a.py defines setup_module"),
-    ({"test_a.py": "def pytest_configure(config):\n    pass\n"}, "test_a.py defines pytest_configure"),
-    ({"test_a.py": "import pytest\n\ndef test_x():\n    pytest.importorskip('numpy')\n"},
-     "test_a.py uses pytest.importorskip"),
-    ({"test_a.py": "from pytest import raises\n"}, "test_a.py imports from pytest"),
-    ({"test_a.py": "from . import shared\n"}, "test_a.py imports from ."),
-    ({"test_a.py": "if True:\n    def test_x():\n        pass\n"}, "test_a.py has a module-level If statement"),
-    ({"test_a.py": "def _t():\n    pass\n\ntest_x = _t\n"}, "test_a.py assigns a test name (test_x)"),
-    ({"test_a.py": "def test_x(:\n"}, "test_a.py does not parse (invalid syntax)"),
-    ({}, "no hidden tests"),
-])
+@pytest.mark.parametrize(
+    "files, why",
+    [
+        ({"test_a.py": PLAIN}, ""),
+        (
+            {
+                "test_a.py": '"""doc"""\nimport math\nimport pytest\nLIMIT = 3\n\nclass Helper:\n    pass\n\n\n'
+                "def helper():\n    pass\n\n\ndef test_x():\n    with pytest.raises(ValueError):\n"
+                '        int("x")\n'
+            },
+            "",
+        ),
+        ({"conftest.py": "", "test_a.py": PLAIN}, "conftest.py is not a test file"),
+        ({"helpers.py": "", "test_a.py": PLAIN}, "helpers.py is not a test file"),
+        ({"test_a.py": "def test_x(tmp_path):\n    pass\n"}, "test_a.py::test_x takes arguments (fixtures)"),
+        (
+            {"test_a.py": "import pytest\n\n@pytest.mark.parametrize('x', [1])\ndef test_x(x):\n    pass\n"},
+            "test_a.py::test_x is decorated",
+        ),
+        (
+            {"test_a.py": "class TestThing:\n    def test_x(self):\n        pass\n"},
+            "test_a.py defines test class TestThing",
+        ),
+        ({"test_a.py": "async def test_x():\n    pass\n"}, "test_a.py::test_x is async"),
+        ({"test_a.py": "def test_x():\n    yield 1\n"}, "test_a.py::test_x is a generator"),
+        ({"test_a.py": "import pytest\npytestmark = pytest.mark.slow\n"}, "test_a.py defines pytestmark"),
+        ({"test_a.py": "def setup_module():\n    pass\n"}, "test_a.py defines setup_module"),
+        ({"test_a.py": "def pytest_configure(config):\n    pass\n"}, "test_a.py defines pytest_configure"),
+        (
+            {"test_a.py": "import pytest\n\ndef test_x():\n    pytest.importorskip('numpy')\n"},
+            "test_a.py uses pytest.importorskip",
+        ),
+        ({"test_a.py": "from pytest import raises\n"}, "test_a.py imports from pytest"),
+        ({"test_a.py": "from . import shared\n"}, "test_a.py imports from ."),
+        ({"test_a.py": "if True:\n    def test_x():\n        pass\n"}, "test_a.py has a module-level If statement"),
+        ({"test_a.py": "def _t():\n    pass\n\ntest_x = _t\n"}, "test_a.py assigns a test name (test_x)"),
+        ({"test_a.py": "def test_x(:\n"}, "test_a.py does not parse (invalid syntax)"),
+        ({}, "no hidden tests"),
+    ],
+)
 def test_direct_refusal(files, why):
     assert direct_refusal(files) == why
 
 
-@pytest.mark.parametrize("text, why", [
-    ("import math, random, string\nfrom solution import *\nfrom typing import List\n", ""),
-    ("import pytest\nfrom collections import Counter\n", ""),
-    ("import threading\n", "test_a.py imports threading"),
-    ("def test_x():\n    import os\n", "test_a.py imports os"),
-    ("import solution.sub\nimport xml.dom\n", "test_a.py imports xml.dom"),
-    ("def test_x():\n    open('/etc/passwd')\n", "test_a.py uses open"),
-    ("def test_x():\n    exec('1')\n", "test_a.py uses exec"),
-])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("import math, random, string\nfrom solution import *\nfrom typing import List\n", ""),
+        ("import pytest\nfrom collections import Counter\n", ""),
+        ("import threading\n", "test_a.py imports threading"),
+        ("def test_x():\n    import os\n", "test_a.py imports os"),
+        ("import solution.sub\nimport xml.dom\n", "test_a.py imports xml.dom"),
+        ("def test_x():\n    open('/etc/passwd')\n", "test_a.py uses open"),
+        ("def test_x():\n    exec('1')\n", "test_a.py uses exec"),
+    ],
+)
 def test_inprocess_refusal(text, why):
     assert inprocess_refusal({"test_a.py": text}, ("solution",)) == why
 
 
 # -- same verdicts as pytest -------------------------------------------------------------------------
 def _fx(name: str, hidden: str, trials: int = 1, files: dict | None = None) -> Fixture:
-    return Fixture(name, "v1", files=files or {"solution.py": ""}, hidden_tests={"test_hidden.py": hidden},
-                   allowed_paths=("solution.py",), modules=("solution",), limits=LIMITS, trials=trials)
+    return Fixture(
+        name,
+        "v1",
+        files=files or {"solution.py": ""},
+        hidden_tests={"test_hidden.py": hidden},
+        allowed_paths=("solution.py",),
+        modules=("solution",),
+        limits=LIMITS,
+        trials=trials,
+    )
 
 
 CLAMP_TESTS = """\
@@ -118,8 +144,12 @@ CASES = [
     (_fx("clamp", CLAMP_TESTS), "def clamp(x, lo, hi):\n    return max(lo, min(hi, x))\n", "fail"),
     (_fx("clamp", CLAMP_TESTS), "def clamp(x, lo, hi):\n    raise SystemExit(0)\n", "fail"),
     (_fx("clamp", CLAMP_TESTS), "import os\ndef clamp(x, lo, hi):\n    os._exit(0)\n", "fail"),
-    (_fx("clamp", CLAMP_TESTS), "class N(int):\n    def __eq__(self, o):\n        return True\n"
-                                "def clamp(x, lo, hi):\n    if lo > hi:\n        raise ValueError\n    return N(0)\n", "fail"),
+    (
+        _fx("clamp", CLAMP_TESTS),
+        "class N(int):\n    def __eq__(self, o):\n        return True\n"
+        "def clamp(x, lo, hi):\n    if lo > hi:\n        raise ValueError\n    return N(0)\n",
+        "fail",
+    ),
     (_fx("fresh", FRESH_STATE, trials=3), "def f(x):\n    return x + 1\n", "pass"),
     (_fx("skip", SKIPPING), "def f(x):\n    return x + 1\n", "fail"),
     (_fx("missing", MISSING_NAME), "def f(x):\n    return x + 1\n", "fail"),
@@ -194,9 +224,11 @@ def test_a_failed_assert_names_its_line(verifiers):
 
 @needs_local_sandbox
 def test_module_reads_are_fresh_after_a_call(verifiers):
-    hidden = ("import solution\n\n\ndef test_reads():\n    assert solution.counter == 0\n    solution.bump()\n"
-              "    assert solution.counter == 1\n    xs = solution.ITEMS\n    xs.append(9)\n"
-              "    assert solution.ITEMS == [1]\n")
+    hidden = (
+        "import solution\n\n\ndef test_reads():\n    assert solution.counter == 0\n    solution.bump()\n"
+        "    assert solution.counter == 1\n    xs = solution.ITEMS\n    xs.append(9)\n"
+        "    assert solution.ITEMS == [1]\n"
+    )
     source = "counter = 0\nITEMS = [1]\n\ndef bump():\n    global counter\n    counter += 1\n"
     for v in verifiers:
         assert v.verify(Candidate({"solution.py": source}), _fx("reads", hidden)).outcome == "pass"
@@ -216,7 +248,9 @@ def test_inprocess_trials_leave_the_runner_as_they_found_it(tmp_path):
             reply = runner.verify(_fx("clamp", CLAMP_TESTS), Candidate({"solution.py": source}), 2, 11)
             assert (reply.outcome, reply.test_runner) == (expected, "direct")
         assert runner.last_child_pid is None, "a pure plain test forked a process"
-        assert set(sys.modules) - modules_before <= {"pytest"} | {m for m in sys.modules if m.startswith(("_pytest", "pytest"))}
+        assert set(sys.modules) - modules_before <= {"pytest"} | {
+            m for m in sys.modules if m.startswith(("_pytest", "pytest"))
+        }
         assert "solution" not in sys.modules and "test_hidden" not in sys.modules
         assert runner.finder.modules == finder_modules and runner.binding.client is None
         assert __import__("random").getstate() == state
@@ -229,8 +263,10 @@ def test_inprocess_trials_leave_the_runner_as_they_found_it(tmp_path):
 def test_a_runaway_hidden_test_is_ended_by_the_watchdog(tmp_path):
     """A trusted test that never returns, even after the sandbox is gone, is stopped at the trial budget;
     the verdict comes from the sandbox's record (its deadline passed first) and the runner goes on."""
-    spin = ("from solution import f\n\n\ndef test_spin():\n    while True:\n        try:\n            f(1)\n"
-            "        except Exception:\n            pass\n")
+    spin = (
+        "from solution import f\n\n\ndef test_spin():\n    while True:\n        try:\n            f(1)\n"
+        "        except Exception:\n            pass\n"
+    )
     short = Limits(wall_s=0.5, cpu_s=2, memory_mb=256, processes=16, file_mb=4, open_files=64, output_kb=64)
     fixture = replace(_fx("spin", spin), limits=short)
     with Verifier(backend="local", retries=0, seed=3) as v:
@@ -250,8 +286,10 @@ def _warm(runner_pid: int) -> list[int]:
     return [p for p in _descendants(runner_pid) if _comm(p) == "rlvr-warm-init"]
 
 
-PROC_NAMES = ("def names():\n    return open('/proc/1/comm').read().strip(), open('/proc/self/comm').read().strip()\n")
-NAMES_TEST = "from solution import names\n\n\ndef test_names():\n    first, me = names()\n    assert 'rlvr' not in first + me\n"
+PROC_NAMES = "def names():\n    return open('/proc/1/comm').read().strip(), open('/proc/self/comm').read().strip()\n"
+NAMES_TEST = (
+    "from solution import names\n\n\ndef test_names():\n    first, me = names()\n    assert 'rlvr' not in first + me\n"
+)
 
 
 @needs_local_sandbox

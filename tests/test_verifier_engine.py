@@ -26,7 +26,10 @@ def test_correct_candidate_passes_with_evidence(verifier):
     assert verdict.reward == 1.0
     assert verdict.candidate_digest == cand.digest
     assert (verdict.fixture, verdict.fixture_version, verdict.checker_version) == (
-        "double_01", "double_fixture_v1", "double_accept_v1")
+        "double_01",
+        "double_fixture_v1",
+        "double_accept_v1",
+    )
     assert verdict.backend in ("local", "local-userns")  # root, or an ordinary user
     assert [t.outcome for t in verdict.trials] == ["pass", "pass"]
     assert verdict.trials[0].seed != verdict.trials[1].seed
@@ -41,14 +44,18 @@ def test_incorrect_candidate_fails_and_stops_at_first_rejection(verifier):
 
 
 def test_always_equal_object_is_not_a_value(verifier):
-    body = ("class Yes:\n    def __eq__(self, other):\n        return True\n    def __bool__(self):\n        return True\n"
-            "def double(x):\n    if x is None:\n        raise TypeError\n    return Yes()\n")
+    body = (
+        "class Yes:\n    def __eq__(self, other):\n        return True\n    def __bool__(self):\n        return True\n"
+        "def double(x):\n    if x is None:\n        raise TypeError\n    return Yes()\n"
+    )
     assert verifier.verify(candidate(body), function_fixture()).outcome == "fail"
 
 
 def test_int_subclass_is_refused(verifier):
-    body = ("class Sneaky(int):\n    def __eq__(self, other):\n        return True\n"
-            "def double(x):\n    if x is None:\n        raise TypeError\n    return Sneaky(0)\n")
+    body = (
+        "class Sneaky(int):\n    def __eq__(self, other):\n        return True\n"
+        "def double(x):\n    if x is None:\n        raise TypeError\n    return Sneaky(0)\n"
+    )
     verdict = verifier.verify(candidate(body), function_fixture())
     assert verdict.outcome == "fail"
     assert "NonPlainValue" in verdict.trials[0].detail or "CandidateError" in verdict.trials[0].detail
@@ -110,8 +117,10 @@ def test_module_level_names_and_import_time_calls(verifier):
     is collected in every trial instead (same verdicts either way)."""
     import dataclasses
 
-    late = ("from solution import double, LIMIT\n\n"
-            "def test_constant():\n    assert double(LIMIT) == 2 * LIMIT\n    assert LIMIT > 3 and f'{LIMIT}' == '7'\n")
+    late = (
+        "from solution import double, LIMIT\n\n"
+        "def test_constant():\n    assert double(LIMIT) == 2 * LIMIT\n    assert LIMIT > 3 and f'{LIMIT}' == '7'\n"
+    )
     eager = "from solution import double\n\nEXPECTED = double(21)\n\ndef test_eager():\n    assert EXPECTED == 42\n"
     for hidden in (late, eager):
         fx = dataclasses.replace(function_fixture(), hidden_tests={"test_hidden.py": hidden})
@@ -122,10 +131,12 @@ def test_module_level_names_and_import_time_calls(verifier):
 def test_remote_objects_compare_by_identity_and_refuse_truth(verifier):
     import dataclasses
 
-    hidden = ("import pytest\nfrom solution import Counter\n\n"
-              "def test_handles():\n    a, b = Counter(), Counter()\n    assert a == a and a != b\n"
-              "    with pytest.raises(Exception, match='truth value'):\n        bool(a)\n"
-              "    assert a.name == 'counter' and a.total() == 0\n")
+    hidden = (
+        "import pytest\nfrom solution import Counter\n\n"
+        "def test_handles():\n    a, b = Counter(), Counter()\n    assert a == a and a != b\n"
+        "    with pytest.raises(Exception, match='truth value'):\n        bool(a)\n"
+        "    assert a.name == 'counter' and a.total() == 0\n"
+    )
     fx = dataclasses.replace(function_fixture(), hidden_tests={"test_hidden.py": hidden})
     assert verifier.verify(candidate(""), fx).outcome == "pass"
 
@@ -160,7 +171,8 @@ def test_test_order_is_shuffled_per_trial(verifier):
     import dataclasses
 
     hidden = "from solution import note\n" + "".join(
-        f"\ndef test_{k}():\n    assert note({k}) == list(range({k + 1}))\n" for k in range(6))
+        f"\ndef test_{k}():\n    assert note({k}) == list(range({k + 1}))\n" for k in range(6)
+    )
     fx = dataclasses.replace(function_fixture(), hidden_tests={"test_hidden.py": hidden})
     body = "_seen = []\ndef note(k):\n    _seen.append(k)\n    return list(_seen)\n"
     verdicts = [verifier.verify(candidate(body), fx) for _ in range(3)]
@@ -188,17 +200,29 @@ def test_collection_stays_inside_the_active_fixture(tmp_path):
         spy = DirSpy()
         runner._prepare_pytest()
         runner.config.pluginmanager.register(spy)
-        fixtures = [replace(function_fixture(), name=f"double_{i}",
-                            hidden_tests={"test_hidden.py": function_fixture().hidden_tests["test_hidden.py"]
-                                          + f"\n\ndef test_marker_{i}():\n    pass\n"}) for i in range(4)]
+        fixtures = [
+            replace(
+                function_fixture(),
+                name=f"double_{i}",
+                hidden_tests={
+                    "test_hidden.py": function_fixture().hidden_tests["test_hidden.py"]
+                    + f"\n\ndef test_marker_{i}():\n    pass\n"
+                },
+            )
+            for i in range(4)
+        ]
         outcomes = []
         for fx in fixtures:
             spy.seen.clear()
             outcomes.append(runner.verify(fx, candidate(""), 1, 7, direct=False).outcome)
             test_dir = str(runner._fixture_dir(fx)[0])
-            assert spy.seen and all(not p.startswith(str(runner.tests_root) + "/") or p.startswith(test_dir)
-                                    for p in spy.seen), spy.seen
+            assert spy.seen and all(
+                not p.startswith(str(runner.tests_root) + "/") or p.startswith(test_dir) for p in spy.seen
+            ), spy.seen
         assert outcomes == ["pass"] * 4
-        assert runner.verify(fixtures[0], candidate("def double(x):\n    return x\n"), 1, 7, direct=False).outcome == "fail"
+        assert (
+            runner.verify(fixtures[0], candidate("def double(x):\n    return x\n"), 1, 7, direct=False).outcome
+            == "fail"
+        )
     finally:
         runner.close()

@@ -99,8 +99,15 @@ def test_pools_started_at_the_same_instant_in_several_processes(tmp_path):
     script = tmp_path / "same_instant_pools.py"
     script.write_text(_CONCURRENT.format(tests=os.path.dirname(__file__)))
     start_at = time.time() + 3
-    procs = [subprocess.Popen([sys.executable, str(script), str(start_at), str(i)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for i in range(3)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(start_at), str(i)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(3)
+    ]
     outs = [p.communicate(timeout=240) for p in procs]
     for proc, (out, err) in zip(procs, outs):
         assert proc.returncode == 0, err[-2000:]
@@ -109,8 +116,11 @@ def test_pools_started_at_the_same_instant_in_several_processes(tmp_path):
 
 def test_submit_many_is_one_entry_verified_in_order():
     fx = function_fixture()
-    cands = [Candidate({"solution.py": GOOD}), candidate("def double(x):\n    return 0\n"),
-             Candidate({"solution.py": GOOD + "# again\n"})]
+    cands = [
+        Candidate({"solution.py": GOOD}),
+        candidate("def double(x):\n    return 0\n"),
+        Candidate({"solution.py": GOOD + "# again\n"}),
+    ]
     with VerifierPool(workers=2, max_queue=1, seed=6) as pool:
         futures = pool.submit_many(cands, fx)  # three candidates, one queue entry (max_queue=1 holds it)
         assert [f.result(timeout=60).outcome for f in futures] == ["pass", "fail", "pass"]
@@ -179,18 +189,21 @@ def test_the_ray_pool_is_optional():
     import subprocess
     import sys
 
-    code = ("import sys; sys.modules['ray'] = None\n"  # as if Ray were not installed
-            "import rlvr_lab.verifier as v, rlvr_lab.verifier.ray_pool, rlvr_lab.verifier.ray_cluster\n"
-            "from rlvr_lab.train import TrainConfig\n"
-            "assert 'ray' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
-            "try:\n    v.RayVerifierPool(workers=1)\nexcept ImportError as exc:\n    print(exc)\n")
+    code = (
+        "import sys; sys.modules['ray'] = None\n"  # as if Ray were not installed
+        "import rlvr_lab.verifier as v, rlvr_lab.verifier.ray_pool, rlvr_lab.verifier.ray_cluster\n"
+        "from rlvr_lab.train import TrainConfig\n"
+        "assert 'ray' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
+        "try:\n    v.RayVerifierPool(workers=1)\nexcept ImportError as exc:\n    print(exc)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "rlvr-lab[fleet]" in out.stdout
 
 
-AFFINITY_TEST = ("import os\nfrom solution import cpus\n\n\ndef test_cpus():\n"
-                 "    assert cpus() == sorted(os.sched_getaffinity(0))\n")
+AFFINITY_TEST = (
+    "import os\nfrom solution import cpus\n\n\ndef test_cpus():\n    assert cpus() == sorted(os.sched_getaffinity(0))\n"
+)
 
 
 @needs_local_sandbox
@@ -200,8 +213,15 @@ def test_slots_run_on_cpus_of_their_own():
     (the hidden test, in the runner, sees the same set the candidate reports)."""
     from rlvr_lab.verifier.schema import Fixture
 
-    fx = Fixture("cpus", "v1", files={"solution.py": ""}, hidden_tests={"test_cpus.py": AFFINITY_TEST},
-                 allowed_paths=("solution.py",), modules=("solution",), limits=function_fixture().limits)
+    fx = Fixture(
+        "cpus",
+        "v1",
+        files={"solution.py": ""},
+        hidden_tests={"test_cpus.py": AFFINITY_TEST},
+        allowed_paths=("solution.py",),
+        modules=("solution",),
+        limits=function_fixture().limits,
+    )
     probe = Candidate({"solution.py": "import os\n\ndef cpus():\n    return sorted(os.sched_getaffinity(0))\n"})
     with VerifierPool(workers=2) as pool:
         groups = [v.cpus for v in pool.verifiers]

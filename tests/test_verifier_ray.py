@@ -18,8 +18,9 @@ import pytest
 from verifier_helpers import GOOD, candidate, function_fixture, needs_local_sandbox
 
 pytestmark = [
-    pytest.mark.skipif(importlib.util.find_spec("ray") is None,
-                       reason="Ray is not installed (pip install 'rlvr-lab[fleet]')"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("ray") is None, reason="Ray is not installed (pip install 'rlvr-lab[fleet]')"
+    ),
     needs_local_sandbox,
 ]
 
@@ -119,8 +120,14 @@ def test_slots_spread_over_nodes_and_verdicts_name_them(cluster):
 @pytest.mark.slow
 def test_gallery_verdicts_equal_the_local_pool(cluster):
     from rlvr_lab.verifier import RayVerifierPool, VerifierPool
-    from rlvr_lab.verifier.fixtures import (exploit_info, list_exploits, list_references, load_exploit,
-                                            load_fixture, load_reference)
+    from rlvr_lab.verifier.fixtures import (
+        exploit_info,
+        list_exploits,
+        list_references,
+        load_exploit,
+        load_fixture,
+        load_reference,
+    )
 
     fx = load_fixture("pool_repair_01")
     names = [n for n in list_exploits() if exploit_info(n).fixture == fx.name]
@@ -130,8 +137,14 @@ def test_gallery_verdicts_equal_the_local_pool(cluster):
     def key(v):  # the verdict and its evidence, less what is drawn per run (seeds, test order, durations,
         # node): which hidden test rejects first depends on the runner's secret order, so a rejection
         # is compared as a rejection
-        return (v.outcome, v.candidate_digest, v.fixture_version, v.checker_version, v.backend,
-                "rejected" if v.stop_reason.startswith("rejected at trial") else v.stop_reason)
+        return (
+            v.outcome,
+            v.candidate_digest,
+            v.fixture_version,
+            v.checker_version,
+            v.backend,
+            "rejected" if v.stop_reason.startswith("rejected at trial") else v.stop_reason,
+        )
 
     with VerifierPool(workers=2, retries=0) as local:
         expected = [key(v) for v in local.map(cands, fx)]
@@ -139,7 +152,7 @@ def test_gallery_verdicts_equal_the_local_pool(cluster):
         _remember(cluster, pool)
         verdicts = [f.result() for f in [pool.submit(c, fx) for c in cands]]
     assert [key(v) for v in verdicts] == expected
-    assert [v.outcome for v in verdicts[-len(refs):]] == [refs[r] for r in refs]  # references as labelled
+    assert [v.outcome for v in verdicts[-len(refs) :]] == [refs[r] for r in refs]  # references as labelled
     assert {v.node for v in verdicts} <= set(pool.nodes()) and len({v.node for v in verdicts}) == 2
 
 
@@ -254,9 +267,25 @@ def test_ci_training_on_the_ray_pool_via_cli_survives_a_lost_slot(cluster, tmp_p
 
     out = tmp_path / "run"
     env = dict(cluster.env, RAY_ADDRESS=cluster.address)
-    proc = subprocess.Popen([sys.executable, "-m", "rlvr_lab", "train", "--preset", "ci", "--ray-address", "auto",
-                             "--out", str(out), "--no-progress"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rlvr_lab",
+            "train",
+            "--preset",
+            "ci",
+            "--ray-address",
+            "auto",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     killed = None
     try:
         records_file = out / "records.jsonl"

@@ -24,8 +24,13 @@ from verifier_helpers import HIDDEN, candidate, function_fixture, sandbox_proces
 pytestmark = needs_local_sandbox
 
 TOKEN = uuid.uuid4().hex[:12]
-ESCAPES = [f"/tmp/rlvr-escape-{TOKEN}", f"/var/tmp/rlvr-escape-{TOKEN}", f"/dev/shm/rlvr-escape-{TOKEN}",
-           f"/root/rlvr-escape-{TOKEN}", str(Path(__file__).resolve().parent / f"rlvr-escape-{TOKEN}")]
+ESCAPES = [
+    f"/tmp/rlvr-escape-{TOKEN}",
+    f"/var/tmp/rlvr-escape-{TOKEN}",
+    f"/dev/shm/rlvr-escape-{TOKEN}",
+    f"/root/rlvr-escape-{TOKEN}",
+    str(Path(__file__).resolve().parent / f"rlvr-escape-{TOKEN}"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -87,13 +92,15 @@ def test_hang_hits_wall_deadline(verifier):
 
 
 def test_fork_bomb_is_contained(verifier):
-    body = ("import os\n"
-            "def double(x):\n"
-            "    while True:\n"
-            "        try:\n"
-            "            os.fork()\n"
-            "        except OSError:\n"
-            "            pass\n")
+    body = (
+        "import os\n"
+        "def double(x):\n"
+        "    while True:\n"
+        "        try:\n"
+        "            os.fork()\n"
+        "        except OSError:\n"
+        "            pass\n"
+    )
     limits = Limits(wall_s=2.0, cpu_s=30, memory_mb=256, processes=16, file_mb=4, open_files=64, output_kb=64)
     verdict = run(verifier, body, limits=limits)
     assert verdict.outcome == "fail"
@@ -121,12 +128,14 @@ def test_network_is_unreachable(verifier):
     abstract = socket.socket(socket.AF_UNIX)
     abstract.bind(f"\0rlvr-{TOKEN}")
     abstract.listen(8)
-    body = (f"import socket\n_real = double\n"
-            f"def double(x):\n"
-            f"    s = socket.create_connection(('127.0.0.1', {port}), timeout=1)\n"
-            f"    u = socket.socket(socket.AF_UNIX)\n"
-            f"    u.connect('\\0rlvr-{TOKEN}')\n"
-            f"    return _real(x)\n")
+    body = (
+        f"import socket\n_real = double\n"
+        f"def double(x):\n"
+        f"    s = socket.create_connection(('127.0.0.1', {port}), timeout=1)\n"
+        f"    u = socket.socket(socket.AF_UNIX)\n"
+        f"    u.connect('\\0rlvr-{TOKEN}')\n"
+        f"    return _real(x)\n"
+    )
     try:
         verdict = run(verifier, body)
     finally:
@@ -140,43 +149,47 @@ def test_cannot_read_hidden_tests_or_runner(verifier):
     verifier.verify(candidate(""), function_fixture())  # make sure the hidden tests exist on disk
     targets = [str(p) for p in hidden_files(verifier)]
     assert targets
-    body = (f"import os\n_real = double\n"
-            f"def _leak():\n"
-            f"    found = ''\n"
-            f"    for p in {targets!r}:\n"
-            f"        try:\n"
-            f"            found += open(p).read()\n"
-            f"        except OSError:\n"
-            f"            pass\n"
-            f"    for pid in os.listdir('/proc'):\n"
-            f"        if pid.isdigit():\n"
-            f"            for leaf in ('cmdline', 'environ'):\n"
-            f"                try:\n"
-            f"                    found += open(f'/proc/{{pid}}/{{leaf}}', 'rb').read().decode('latin-1')\n"
-            f"                except OSError:\n"
-            f"                    pass\n"
-            f"    return found\n"
-            f"def double(x):\n"
-            f"    text = _leak()\n"
-            f"    if 'test_small' in text or 'rlvr_lab.verifier.runner' in text or 'runner' in text:\n"
-            f"        return _real(x)\n"
-            f"    raise RuntimeError('nothing leaked: ' + text[:200])\n")
+    body = (
+        f"import os\n_real = double\n"
+        f"def _leak():\n"
+        f"    found = ''\n"
+        f"    for p in {targets!r}:\n"
+        f"        try:\n"
+        f"            found += open(p).read()\n"
+        f"        except OSError:\n"
+        f"            pass\n"
+        f"    for pid in os.listdir('/proc'):\n"
+        f"        if pid.isdigit():\n"
+        f"            for leaf in ('cmdline', 'environ'):\n"
+        f"                try:\n"
+        f"                    found += open(f'/proc/{{pid}}/{{leaf}}', 'rb').read().decode('latin-1')\n"
+        f"                except OSError:\n"
+        f"                    pass\n"
+        f"    return found\n"
+        f"def double(x):\n"
+        f"    text = _leak()\n"
+        f"    if 'test_small' in text or 'rlvr_lab.verifier.runner' in text or 'runner' in text:\n"
+        f"        return _real(x)\n"
+        f"    raise RuntimeError('nothing leaked: ' + text[:200])\n"
+    )
     verdict = run(verifier, body)
     assert verdict.outcome == "fail"
     assert "nothing leaked" in verdict.trials[0].detail
 
 
 def test_setsid_daemon_is_killed(verifier):
-    body = ("import os, time\n"
-            "def double(x):\n"
-            "    if os.fork() == 0:\n"
-            "        os.setsid()\n"
-            "        if os.fork() == 0:\n"
-            "            while True:\n"
-            "                time.sleep(0.05)\n"
-            "        os._exit(0)\n"
-            "    time.sleep(0.4)\n"
-            "    return -1\n")
+    body = (
+        "import os, time\n"
+        "def double(x):\n"
+        "    if os.fork() == 0:\n"
+        "        os.setsid()\n"
+        "        if os.fork() == 0:\n"
+        "            while True:\n"
+        "                time.sleep(0.05)\n"
+        "        os._exit(0)\n"
+        "    time.sleep(0.4)\n"
+        "    return -1\n"
+    )
     seen = []
     done = threading.Event()
 
@@ -200,32 +213,36 @@ def test_writes_outside_the_slot_do_not_land(verifier):
     verifier.verify(candidate(""), function_fixture())
     private = ESCAPES[:3]  # /tmp, /var/tmp, /dev/shm: private tmpfs inside the sandbox, gone afterwards
     protected = ESCAPES[3:] + [str(p) for p in hidden_files(verifier)] + ["solution.py"]
-    body = (f"_real = double\n"
-            f"def double(x):\n"
-            f"    for p in {private!r}:\n"
-            f"        open(p, 'w').write('private scratch')\n"
-            f"    for p in {protected!r}:\n"
-            f"        try:\n"
-            f"            with open(p, 'a') as fh:\n"
-            f"                fh.write('def test_small():\\n    pass\\n')\n"
-            f"            return _real(x)\n"
-            f"        except OSError:\n"
-            f"            pass\n"
-            f"    raise RuntimeError('no protected write landed')\n")
+    body = (
+        f"_real = double\n"
+        f"def double(x):\n"
+        f"    for p in {private!r}:\n"
+        f"        open(p, 'w').write('private scratch')\n"
+        f"    for p in {protected!r}:\n"
+        f"        try:\n"
+        f"            with open(p, 'a') as fh:\n"
+        f"                fh.write('def test_small():\\n    pass\\n')\n"
+        f"            return _real(x)\n"
+        f"        except OSError:\n"
+        f"            pass\n"
+        f"    raise RuntimeError('no protected write landed')\n"
+    )
     verdict = run(verifier, body)
     assert verdict.outcome == "fail"
     assert "no protected write landed" in verdict.trials[0].detail
 
 
 def test_killing_the_parent_does_not_help(verifier):
-    body = ("import os, signal\n_real = double\n"
-            "def double(x):\n"
-            "    for target in (os.getppid(), 1):\n"
-            "        try:\n"
-            "            os.kill(target, signal.SIGKILL)\n"
-            "        except OSError:\n"
-            "            pass\n"
-            "    return -1\n")
+    body = (
+        "import os, signal\n_real = double\n"
+        "def double(x):\n"
+        "    for target in (os.getppid(), 1):\n"
+        "        try:\n"
+        "            os.kill(target, signal.SIGKILL)\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    return -1\n"
+    )
     verdict = run(verifier, body)
     assert verdict.outcome == "fail"
     assert verdict.trials[0].reason == "test failed in call"

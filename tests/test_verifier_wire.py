@@ -11,9 +11,11 @@ from rlvr_lab.verifier import wire
 from rlvr_lab.verifier.proxy import server as sandbox_server
 from rlvr_lab.verifier.schema import TrialResult
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-                           max_leaves=20)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -62,6 +64,5 @@ def test_the_interface_module_imports_no_backend():
     tree = ast.parse(Path(backend.__file__).read_text())
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
     imported |= {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
-    assert not imported & {"rlvr_lab.sandbox.local", "rlvr_lab.sandbox.docker",
-                           "rlvr_lab.sandbox.factory"}, imported
+    assert not imported & {"rlvr_lab.sandbox.local", "rlvr_lab.sandbox.docker", "rlvr_lab.sandbox.factory"}, imported
     assert not any(name.startswith("rlvr_lab") for name in imported), imported

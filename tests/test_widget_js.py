@@ -66,8 +66,15 @@ def _cases():
         settings += [{name: _random(c, rng) for name, c in d.controls.items()} for _ in range(25)]
         for params in settings:
             numbers = d._compute(**params)
-            rows = [[label, value if not (isinstance(value, float) and math.isinf(value)) else "inf",
-                     _kind(value), d._format(label, value)] for label, value in numbers.items()]
+            rows = [
+                [
+                    label,
+                    value if not (isinstance(value, float) and math.isinf(value)) else "inf",
+                    _kind(value),
+                    d._format(label, value),
+                ]
+                for label, value in numbers.items()
+            ]
             cases.append({"kind": d.kind, "params": params, "fixed": d.fixed, "formats": d._formats, "rows": rows})
     return cases
 
@@ -76,7 +83,7 @@ def _run_js(cases, tmp_path):
     (tmp_path / "cases.json").write_text(json.dumps(cases))
     script = f"""
 const M = require({json.dumps(str(MATH_JS))});
-const cases = JSON.parse(require('fs').readFileSync({json.dumps(str(tmp_path / 'cases.json'))}, 'utf8'));
+const cases = JSON.parse(require('fs').readFileSync({json.dumps(str(tmp_path / "cases.json"))}, 'utf8'));
 const out = cases.map(c => M.compute(c.kind, c.params, c.fixed, c.formats).map(r =>
     [r.label, (typeof r.value === 'number' && !isFinite(r.value)) ? (isNaN(r.value) ? 'nan' : 'inf') : r.value, r.type, r.text]));
 process.stdout.write(JSON.stringify(out));
@@ -89,8 +96,12 @@ process.stdout.write(JSON.stringify(out));
 def test_every_dashboard_has_a_javascript_port():
     kinds = [make().kind for make in widgets.ALL]
     assert len(kinds) == 9 and len(set(kinds)) == 9 and None not in kinds
-    out = subprocess.run([NODE, "-e", f"console.log(JSON.stringify(require({json.dumps(str(MATH_JS))}).kinds))"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [NODE, "-e", f"console.log(JSON.stringify(require({json.dumps(str(MATH_JS))}).kinds))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert sorted(json.loads(out)) == sorted(kinds)
 
 
@@ -112,16 +123,36 @@ def test_javascript_readouts_match_the_library_on_a_grid(tmp_path):
     assert len(per_kind) == 9 and min(per_kind.values()) >= 30, per_kind
 
 
-@pytest.mark.parametrize("value, spec, want", [
-    (0.18367, ".1%", "18.4%"), (0.008, ".3%", "0.800%"), (115200.0, ",.0f", "115,200"), (-0.1, "+.2f", "-0.10"),
-    (0.5, "+.2f", "+0.50"), (1e-05, ".4g", "1e-05"), (123456.0, ".4g", "1.235e+05"), (9.0, ".4g", "9"),
-    (0.33662, ".4g", "0.3366"), (float("inf"), ".1f", "inf"), (2.5, ".0f", "2"), (20.0, "g", "20"),
-])
+@pytest.mark.parametrize(
+    "value, spec, want",
+    [
+        (0.18367, ".1%", "18.4%"),
+        (0.008, ".3%", "0.800%"),
+        (115200.0, ",.0f", "115,200"),
+        (-0.1, "+.2f", "-0.10"),
+        (0.5, "+.2f", "+0.50"),
+        (1e-05, ".4g", "1e-05"),
+        (123456.0, ".4g", "1.235e+05"),
+        (9.0, ".4g", "9"),
+        (0.33662, ".4g", "0.3366"),
+        (float("inf"), ".1f", "inf"),
+        (2.5, ".0f", "2"),
+        (20.0, "g", "20"),
+    ],
+)
 def test_python_format_specs_are_reproduced(value, spec, want):
     assert format(value, spec) == want  # the expectation is Python's own
-    out = subprocess.run([NODE, "-e", f"process.stdout.write(require({json.dumps(str(MATH_JS))})"
-                          f".pyFormat({json.dumps(value) if math.isfinite(value) else 'Infinity'}, {json.dumps(spec)}))"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [
+            NODE,
+            "-e",
+            f"process.stdout.write(require({json.dumps(str(MATH_JS))})"
+            f".pyFormat({json.dumps(value) if math.isfinite(value) else 'Infinity'}, {json.dumps(spec)}))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out == want
 
 

@@ -11,7 +11,7 @@ import pytest
 from rlvr_lab import credit, cycle_time, rewards
 from rlvr_lab.figures import widgets
 
-PNG = b'\x89PNG\r\n\x1a\n'
+PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def _moved(dashboard, name, value):
@@ -42,7 +42,7 @@ def _move_and_check(dashboard, name, value):
 def _other_end(control):
     """A value of ``control`` inside its range and different from the current one (its max or min)."""
     if isinstance(control, ipywidgets.FloatLogSlider):
-        lo, hi = control.base ** control.min, control.base ** control.max
+        lo, hi = control.base**control.min, control.base**control.max
     else:
         lo, hi = control.min, control.max
     return hi if not math.isclose(control.value, hi) else lo
@@ -218,7 +218,9 @@ def test_fork_explorer_matches_table_3():
     assert credit.is_resolved(d.numbers["resolved if |difference| >="] + 1e-9, 20)
     _move_and_check(d, "forks", 1)
     assert d.numbers["chosen fork turns"] == "15"
-    assert d.numbers["tokens, chosen forks"] == credit.continuation_tokens(30, 512, 20, [15]) == 30 * 512 + 20 * 512 * 15
+    assert (
+        d.numbers["tokens, chosen forks"] == credit.continuation_tokens(30, 512, 20, [15]) == 30 * 512 + 20 * 512 * 15
+    )
 
 
 def test_cycle_explorer_matches_napkin_17_6():
@@ -280,14 +282,17 @@ def test_verifier_pool_explorer_matches_equation_9():
     assert math.isclose(d.numbers["expected trials (mixture)"], rewards.expected_trials(0.98, 3))
 
 
-@pytest.mark.parametrize('make, kwargs, name', [
-    (widgets.contrast_explorer, {'p': 1.5}, 'p'),
-    (widgets.contrast_explorer, {'group_size': 0}, 'group_size'),
-    (widgets.all_pass_explorer, {'trials': 0}, 'trials'),
-    (widgets.cycle_explorer, {'t_reset': 100.0}, 't_reset'),
-    (widgets.false_accept_explorer, {'alpha': 0.0}, 'alpha'),
-    (widgets.verifier_pool_explorer, {'target_utilization': 1.0}, 'target_utilization'),
-])
+@pytest.mark.parametrize(
+    "make, kwargs, name",
+    [
+        (widgets.contrast_explorer, {"p": 1.5}, "p"),
+        (widgets.contrast_explorer, {"group_size": 0}, "group_size"),
+        (widgets.all_pass_explorer, {"trials": 0}, "trials"),
+        (widgets.cycle_explorer, {"t_reset": 100.0}, "t_reset"),
+        (widgets.false_accept_explorer, {"alpha": 0.0}, "alpha"),
+        (widgets.verifier_pool_explorer, {"target_utilization": 1.0}, "target_utilization"),
+    ],
+)
 def test_out_of_range_start_values_raise_value_error_naming_the_argument(make, kwargs, name):
     with pytest.raises(ValueError) as err:
         make(**kwargs)
@@ -303,8 +308,10 @@ def test_widget_module_imports_without_a_display_or_torch():
     import sys
 
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "MPLBACKEND", "WAYLAND_DISPLAY")}
-    code = ("import sys, rlvr_lab.figures.widgets as w; d = w.contrast_explorer(); "
-            "assert 'torch' not in sys.modules and 'matplotlib.pyplot' not in sys.modules; print(len(d.children))")
+    code = (
+        "import sys, rlvr_lab.figures.widgets as w; d = w.contrast_explorer(); "
+        "assert 'torch' not in sys.modules and 'matplotlib.pyplot' not in sys.modules; print(len(d.children))"
+    )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "3"

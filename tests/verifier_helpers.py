@@ -86,8 +86,8 @@ def function_fixture(limits: Limits | None = None, trials: int = 1) -> Fixture:
         hidden_tests={"test_hidden.py": HIDDEN},
         allowed_paths=("solution.py", "helpers/*.py"),
         modules=("solution",),
-        limits=limits or Limits(wall_s=5.0, cpu_s=5, memory_mb=256, processes=16, file_mb=4, open_files=64,
-                                output_kb=64),
+        limits=limits
+        or Limits(wall_s=5.0, cpu_s=5, memory_mb=256, processes=16, file_mb=4, open_files=64, output_kb=64),
         trials=trials,
         checker_version="double_accept_v1",
     )
@@ -164,7 +164,7 @@ def _comm(pid: int) -> str:
 def _parent(pid: int) -> int:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-        return int(stat[stat.rfind(")") + 2:].split()[1])
+        return int(stat[stat.rfind(")") + 2 :].split()[1])
     except (OSError, ValueError, IndexError):
         return 0
 
@@ -254,8 +254,9 @@ class BusyHost:
     """Three busy processes per CPU, for the duration of a ``with`` block."""
 
     def __enter__(self):
-        self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                      for _ in range(3 * (os.cpu_count() or 1))]
+        self.procs = [
+            subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(3 * (os.cpu_count() or 1))
+        ]
         time.sleep(0.5)
         return self
 
@@ -267,8 +268,7 @@ class BusyHost:
 
 
 #: Burns one second of CPU time when the solution module is imported, then behaves as the good solution.
-NEEDS_ONE_CPU_SECOND = ("import time as _t\n_end = _t.process_time() + 1.0\n"
-                        "while _t.process_time() < _end:\n    pass\n")
+NEEDS_ONE_CPU_SECOND = "import time as _t\n_end = _t.process_time() + 1.0\nwhile _t.process_time() < _end:\n    pass\n"
 BLOCKS_FOREVER = "import time as _t\n_t.sleep(3600)\n"
 
 

@@ -28,41 +28,54 @@ def load(name: str) -> dict:
 
 def ci(c: dict, digits: int = 3) -> str:
     """``mean [lo, hi]`` of a summary entry."""
+
     def f(x):
         return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
     return f"{f(c['mean'])} [{f(c['lo'])}, {f(c['hi'])}]"
 
 
 def _arrow(a, b, digits=3) -> str:
     def f(x):
         return "n/a" if x is None else f"{x:.{digits}f}"
+
     return f"{f(a)} -> {f(b)}"
 
 
 def table(name: str, data: dict | None = None) -> str:
     """Markdown table of one recorded experiment: one row per seed and arm, then mean [95 % CI] rows."""
     data = data or load(name)
-    return {"exploit_amplification": _exploit, "exploit_amplification_easy": _exploit, "clip_higher": _clip,
-            "length_norm": _length,
-            "pass_at_k": _pass_at_k}[name](data)
+    return {
+        "exploit_amplification": _exploit,
+        "exploit_amplification_easy": _exploit,
+        "clip_higher": _clip,
+        "length_norm": _length,
+        "pass_at_k": _pass_at_k,
+    }[name](data)
 
 
 def _exploit(d: dict) -> str:
-    out = ["| seed | rewarded by | exploit rate (first 5 -> last 5 steps) | true pass rate | lone-pass groups "
-           "| won by the exploit | groups with 0 / 1 / 2 to G-1 / G exploits |",
-           "| ---: | --- | --- | --- | ---: | ---: | --- |"]
+    out = [
+        "| seed | rewarded by | exploit rate (first 5 -> last 5 steps) | true pass rate | lone-pass groups "
+        "| won by the exploit | groups with 0 / 1 / 2 to G-1 / G exploits |",
+        "| ---: | --- | --- | --- | ---: | ---: | --- |",
+    ]
     for r in d["runs"]:
         for arm in ("naive", "isolated"):
             a = r[arm]
-            out.append(f"| {r['seed']} | {arm} | {_arrow(a['exploit_first'], a['exploit_last'])} | "
-                       f"{_arrow(a['true_first'], a['true_last'])} | {a['lone_pass_groups']} of {a['groups']} | "
-                       f"{a['lone_won_by_exploit']} | {_spread(a.get('groups_by_exploit_count'))} |")
+            out.append(
+                f"| {r['seed']} | {arm} | {_arrow(a['exploit_first'], a['exploit_last'])} | "
+                f"{_arrow(a['true_first'], a['true_last'])} | {a['lone_pass_groups']} of {a['groups']} | "
+                f"{a['lone_won_by_exploit']} | {_spread(a.get('groups_by_exploit_count'))} |"
+            )
     s = d["summary"]
     for arm in ("naive", "isolated", "difference"):
         label = "naive - isolated" if arm == "difference" else arm
-        out.append(f"| mean [95 % CI] | {label} | last 5: {ci(s['exploit_last'][arm])} | last 5: "
-                   f"{ci(s['true_last'][arm])} | {ci(s['lone_pass_groups'][arm], 1)} | "
-                   f"{ci(s['lone_won_by_exploit'][arm], 1)} | |")
+        out.append(
+            f"| mean [95 % CI] | {label} | last 5: {ci(s['exploit_last'][arm])} | last 5: "
+            f"{ci(s['true_last'][arm])} | {ci(s['lone_pass_groups'][arm], 1)} | "
+            f"{ci(s['lone_won_by_exploit'][arm], 1)} | |"
+        )
     return "\n".join(out)
 
 
@@ -73,46 +86,61 @@ def _spread(hist) -> str:
 
 
 def _clip(d: dict) -> str:
-    out = ["| seed | clip | entropy, nats (first 5 -> last 5) | distinct / G, unsolved groups | upper clip "
-           "| eligible (A > 0, p < 1/(1+eps_high)) | any clip | held-out pass@1 |",
-           "| ---: | --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    out = [
+        "| seed | clip | entropy, nats (first 5 -> last 5) | distinct / G, unsolved groups | upper clip "
+        "| eligible (A > 0, p < 1/(1+eps_high)) | any clip | held-out pass@1 |",
+        "| ---: | --- | --- | --- | ---: | ---: | ---: | ---: |",
+    ]
     for r in d["runs"]:
         for arm in ("symmetric", "clip_higher"):
             a = r[arm]
-            out.append(f"| {r['seed']} | {arm} | {_arrow(a['entropy_first'], a['entropy_last'])} | "
-                       f"{_arrow(a['diversity_first'], a['diversity_last'], 2)} | {a['clip_high']:.4f} | "
-                       f"{a['eligible']:.4f} | {a['clip_any']:.4f} | {a['pass1_after']:.3f} |")
+            out.append(
+                f"| {r['seed']} | {arm} | {_arrow(a['entropy_first'], a['entropy_last'])} | "
+                f"{_arrow(a['diversity_first'], a['diversity_last'], 2)} | {a['clip_high']:.4f} | "
+                f"{a['eligible']:.4f} | {a['clip_any']:.4f} | {a['pass1_after']:.3f} |"
+            )
     s = d["summary"]
     for arm in ("symmetric", "clip_higher", "difference"):
         label = "clip-higher - symmetric" if arm == "difference" else arm
-        out.append(f"| mean [95 % CI] | {label} | last 5: {ci(s['entropy_last'][arm])} | last 5: "
-                   f"{ci(s['diversity_last'][arm], 2)} | {ci(s['clip_high'][arm], 4)} | {ci(s['eligible'][arm], 4)} | "
-                   f"{ci(s['clip_any'][arm], 4)} | {ci(s['pass1_after'][arm])} |")
+        out.append(
+            f"| mean [95 % CI] | {label} | last 5: {ci(s['entropy_last'][arm])} | last 5: "
+            f"{ci(s['diversity_last'][arm], 2)} | {ci(s['clip_high'][arm], 4)} | {ci(s['eligible'][arm], 4)} | "
+            f"{ci(s['clip_any'][arm], 4)} | {ci(s['pass1_after'][arm])} |"
+        )
     return "\n".join(out)
 
 
 def _length(d: dict) -> str:
-    out = ["| seed | normalisation | failing length, tokens (first 5 -> last 5) | change | at the token budget "
-           "(last 5) | held-out pass@1 |", "| ---: | --- | --- | ---: | ---: | ---: |"]
+    out = [
+        "| seed | normalisation | failing length, tokens (first 5 -> last 5) | change | at the token budget "
+        "(last 5) | held-out pass@1 |",
+        "| ---: | --- | --- | ---: | ---: | ---: |",
+    ]
     for r in d["runs"]:
         for arm in ("sequence", "constant"):
             a = r[arm]
             label = arm if arm == "sequence" else f"constant L = {r['constant_denominator']:.1f}"
-            out.append(f"| {r['seed']} | {label} | {_arrow(a['len_fail_first'], a['len_fail_last'], 1)} | "
-                       f"{a['len_fail_change']:+.2f} | {a['stop_length_last']:.3f} | {a['pass1_after']:.3f} |")
+            out.append(
+                f"| {r['seed']} | {label} | {_arrow(a['len_fail_first'], a['len_fail_last'], 1)} | "
+                f"{a['len_fail_change']:+.2f} | {a['stop_length_last']:.3f} | {a['pass1_after']:.3f} |"
+            )
     s = d["summary"]
     for arm in ("sequence", "constant", "difference"):
         label = "sequence - constant" if arm == "difference" else arm
-        out.append(f"| mean [95 % CI] | {label} | last 5: {ci(s['len_fail_last'][arm], 1)} | "
-                   f"{ci(s['len_fail_change'][arm], 2)} | {ci(s['stop_length_last'][arm])} | "
-                   f"{ci(s['pass1_after'][arm])} |")
+        out.append(
+            f"| mean [95 % CI] | {label} | last 5: {ci(s['len_fail_last'][arm], 1)} | "
+            f"{ci(s['len_fail_change'][arm], 2)} | {ci(s['stop_length_last'][arm])} | "
+            f"{ci(s['pass1_after'][arm])} |"
+        )
     return "\n".join(out)
 
 
 def _pass_at_k(d: dict) -> str:
     ks = d["regime"]["ks"]
-    out = ["| seed | " + " | ".join(f"pass@{k} base -> trained" for k in ks) + " | base catches up at k |",
-           "| ---: | " + " | ".join("---" for _ in ks) + " | ---: |"]
+    out = [
+        "| seed | " + " | ".join(f"pass@{k} base -> trained" for k in ks) + " | base catches up at k |",
+        "| ---: | " + " | ".join("---" for _ in ks) + " | ---: |",
+    ]
     for r in d["runs"]:
         cells = [_arrow(r["base"]["curve"][str(k)], r["trained"]["curve"][str(k)]) for k in ks]
         out.append(f"| {r['seed']} | " + " | ".join(cells) + f" | {r['catch_up_k'] or 'not by ' + str(ks[-1])} |")

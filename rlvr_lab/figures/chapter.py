@@ -49,8 +49,9 @@ def rollout_roles_figure(record) -> Figure:
     handles, labels = ax.get_legend_handles_labels()
     unique = dict(zip(labels, handles))
     ax.set(yticks=[], xlim=(0, len(role)), xlabel="position in the flattened rollout (tokens)")
-    ax.legend(unique.values(), unique.keys(), ncol=2, fontsize=9, loc="lower center", bbox_to_anchor=(0.5, 1.0),
-              frameon=False)
+    ax.legend(
+        unique.values(), unique.keys(), ncol=2, fontsize=9, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False
+    )
     fig.suptitle("Only the sampled tokens enter the loss and its denominator |o_i|", fontsize=11)
     return fig
 
@@ -66,8 +67,10 @@ def exploit_gallery_figure(exploits, naive, isolated) -> Figure:
     """
     exploits, naive, isolated = list(exploits), list(naive), list(isolated)
     if not len(exploits) == len(naive) == len(isolated):
-        raise ValueError("exploits, naive and isolated must have the same length, "
-                         f"got {len(exploits)}, {len(naive)}, {len(isolated)}")
+        raise ValueError(
+            "exploits, naive and isolated must have the same length, "
+            f"got {len(exploits)}, {len(naive)}, {len(isolated)}"
+        )
     fig = BookFigure(figsize=(7, 0.32 * len(exploits) + 1.2), layout="constrained")
     ax = fig.add_subplot()
     for row, outcomes in enumerate(zip(naive, isolated)):
@@ -84,8 +87,9 @@ def exploit_gallery_figure(exploits, naive, isolated) -> Figure:
     return fig
 
 
-def all_pass_measured_figure(measured, q_bad: float = 0.20, q_good: float = 0.98, rule_runs: int = 5,
-                             max_trials: int = 8) -> Figure:
+def all_pass_measured_figure(
+    measured, q_bad: float = 0.20, q_good: float = 0.98, rule_runs: int = 5, max_trials: int = 8
+) -> Figure:
     """The all-pass rule (17.7.2) predicted for two hypothetical patches and measured for reference patches.
 
     ``measured`` is a list of dicts with keys ``candidate``, ``q_hat (single trials)``, ``accepted K=3,
@@ -93,20 +97,46 @@ def all_pass_measured_figure(measured, q_bad: float = 0.20, q_good: float = 0.98
     """
     ks = np.arange(1, max_trials + 1)
     fig, (a1, a2) = _figure(width=10, height=4.6)
-    for q, label, color in [(q_bad, f"wrong patch, q = {q_bad:.2f}", FAIL_COLOR),
-                            (q_good, f"right patch, q = {q_good:.2f}", PASS_COLOR)]:
+    for q, label, color in [
+        (q_bad, f"wrong patch, q = {q_bad:.2f}", FAIL_COLOR),
+        (q_good, f"right patch, q = {q_good:.2f}", PASS_COLOR),
+    ]:
         a1.semilogy(ks, [rewards.all_pass_probability(q, int(k)) for k in ks], "o-", color=color, label=label)
         a2.plot(ks, [rewards.expected_trials(q, int(k)) for k in ks], "o-", color=color, label=label)
     for m, color in zip(measured, ["#1f77b4", "#ff7f0e", "#9467bd"]):
         q_hat, accepted = m["q_hat (single trials)"], m["accepted K=3, measured"]
-        a1.semilogy(ks, [max(rewards.all_pass_probability(q_hat, int(k)), 1e-3) for k in ks], "--", color=color,
-                    lw=1, label=f"{m['candidate']}: q_hat = {q_hat:.2f}, predicted")
-        a1.scatter([3], [max(accepted, 1e-3)], marker="*" if accepted > 0 else "v", s=130, color=color, zorder=5,
-                   label=f"{m['candidate']}: measured at K = 3 ({accepted:.0%} of {rule_runs})")
-        a2.scatter([3], [m["trials used, measured"]], marker="*", s=130, color=color, zorder=5,
-                   label=f"{m['candidate']}: measured trials at K = 3")
-    a1.set(xlabel="K (trials, all must pass)", ylabel="P(accept) = q^K", ylim=(1e-3, 1.5),
-           title="Acceptance under the all-pass rule")
+        a1.semilogy(
+            ks,
+            [max(rewards.all_pass_probability(q_hat, int(k)), 1e-3) for k in ks],
+            "--",
+            color=color,
+            lw=1,
+            label=f"{m['candidate']}: q_hat = {q_hat:.2f}, predicted",
+        )
+        a1.scatter(
+            [3],
+            [max(accepted, 1e-3)],
+            marker="*" if accepted > 0 else "v",
+            s=130,
+            color=color,
+            zorder=5,
+            label=f"{m['candidate']}: measured at K = 3 ({accepted:.0%} of {rule_runs})",
+        )
+        a2.scatter(
+            [3],
+            [m["trials used, measured"]],
+            marker="*",
+            s=130,
+            color=color,
+            zorder=5,
+            label=f"{m['candidate']}: measured trials at K = 3",
+        )
+    a1.set(
+        xlabel="K (trials, all must pass)",
+        ylabel="P(accept) = q^K",
+        ylim=(1e-3, 1.5),
+        title="Acceptance under the all-pass rule",
+    )
     a2.plot(ks, ks, ":", color=NEUTRAL, label="run every trial")
     a2.set(xlabel="K", ylabel="expected trials", title="Work with stop-on-first-rejection")
     for ax in (a1, a2):
@@ -126,14 +156,31 @@ def length_bias_figure(lengths=None, constant: int = 2048) -> Figure:
     fig = BookFigure(figsize=(7, 3.6), layout="constrained")
     ax = fig.add_subplot()
     ax.grid(True, alpha=0.3)
-    ax.loglog(L, -per_token_weights(-np.ones_like(L, float), L, "sequence"), color=FAIL_COLOR,
-              label="failure, per-rollout divisor")
-    ax.loglog(L, per_token_weights(np.ones_like(L, float), L, "sequence"), "--", color=PASS_COLOR,
-              label="success, per-rollout divisor")
-    ax.loglog(L, np.full_like(L, 1 / constant, dtype=float), ":", color=NEUTRAL,
-              label=f"either, constant divisor L = {constant}")
-    ax.set(xlabel="rollout length |o_i| (policy tokens)", ylabel="|per-token weight| at ratio 1",
-           title="Length bias, eq (23): long failures are cheap, short successes are rich")
+    ax.loglog(
+        L,
+        -per_token_weights(-np.ones_like(L, float), L, "sequence"),
+        color=FAIL_COLOR,
+        label="failure, per-rollout divisor",
+    )
+    ax.loglog(
+        L,
+        per_token_weights(np.ones_like(L, float), L, "sequence"),
+        "--",
+        color=PASS_COLOR,
+        label="success, per-rollout divisor",
+    )
+    ax.loglog(
+        L,
+        np.full_like(L, 1 / constant, dtype=float),
+        ":",
+        color=NEUTRAL,
+        label=f"either, constant divisor L = {constant}",
+    )
+    ax.set(
+        xlabel="rollout length |o_i| (policy tokens)",
+        ylabel="|per-token weight| at ratio 1",
+        title="Length bias, eq (23): long failures are cheap, short successes are rich",
+    )
     ax.legend(fontsize=9)
     return fig
 
@@ -156,8 +203,9 @@ def clip_higher_figure(settings=((0.2, 0.2), (0.2, 0.28))) -> Figure:
     return fig
 
 
-def case_study_figure(names, trial_outcomes, advantages, rewards_, log_gap_growth,
-                      gap_labels=("vs rl_trial_01", "vs rl_trial_03")) -> Figure:
+def case_study_figure(
+    names, trial_outcomes, advantages, rewards_, log_gap_growth, gap_labels=("vs rl_trial_01", "vs rl_trial_03")
+) -> Figure:
     """One repair group through the loop (17.10): verdict trials, group coefficients, log-likelihood gaps.
 
     ``trial_outcomes[i]`` lists rollout i's trial outcomes (``pass``/``fail``; missing trials were not run);
@@ -191,8 +239,9 @@ def case_study_figure(names, trial_outcomes, advantages, rewards_, log_gap_growt
     return fig
 
 
-def key_numbers_figure(rho: float = 0.10, alpha: float = 0.025, group_size: int = 16,
-                       t_reset: float = 3.5, t_fast: float = 0.015) -> Figure:
+def key_numbers_figure(
+    rho: float = 0.10, alpha: float = 0.025, group_size: int = 16, t_reset: float = 3.5, t_fast: float = 0.015
+) -> Figure:
     """Four of the chapter's worked numbers on the curves they come from (17.11).
 
     False-accept share (17.3.2), the lone-pass coefficient sqrt(G-1) (eq (13)), rollouts per informative
@@ -221,15 +270,22 @@ def key_numbers_figure(rho: float = 0.10, alpha: float = 0.025, group_size: int 
     cold = cycle_time.cycle_time(20, 0.12, 0.08, 0.5, t_reset)
     speedups = np.logspace(0, 3.7, 120)
     ax[3].semilogx(speedups, [cold / cycle_time.cycle_time(20, 0.12, 0.08, 0.5, t_reset / s) for s in speedups])
-    ax[3].axhline(cold / cycle_time.cycle_time(20, 0.12, 0.08, 0.5, 0.0), color=MUTED, ls=":",
-                  label="no reset at all")
-    ax[3].scatter([t_reset / t_fast], [cold / cycle_time.cycle_time(20, 0.12, 0.08, 0.5, t_fast)], color=NEUTRAL,
-                  zorder=3)
+    ax[3].axhline(cold / cycle_time.cycle_time(20, 0.12, 0.08, 0.5, 0.0), color=MUTED, ls=":", label="no reset at all")
+    ax[3].scatter(
+        [t_reset / t_fast], [cold / cycle_time.cycle_time(20, 0.12, 0.08, 0.5, t_fast)], color=NEUTRAL, zorder=3
+    )
     ax[3].set(xlabel="reset speed-up (×)", title="slot capacity gain (Amdahl)")
     ax[3].legend(fontsize=9)
     return fig
 
 
-FIGURES = (rollout_roles_figure, exploit_gallery_figure, all_pass_measured_figure, length_bias_figure,
-           clip_higher_figure, case_study_figure, key_numbers_figure)
+FIGURES = (
+    rollout_roles_figure,
+    exploit_gallery_figure,
+    all_pass_measured_figure,
+    length_bias_figure,
+    clip_higher_figure,
+    case_study_figure,
+    key_numbers_figure,
+)
 """Every figure of this module, in chapter order."""

@@ -44,9 +44,18 @@ class Dashboard(w.VBox):
     ``updates`` (how many times the numbers have been computed).
     """
 
-    def __init__(self, title: str, controls: dict, compute: Callable[..., dict], draw: Callable,
-                 formats: dict | None = None, extra_html: Callable[..., str] | None = None,
-                 kind: str | None = None, fixed: dict | None = None, note: str | None = None):
+    def __init__(
+        self,
+        title: str,
+        controls: dict,
+        compute: Callable[..., dict],
+        draw: Callable,
+        formats: dict | None = None,
+        extra_html: Callable[..., str] | None = None,
+        kind: str | None = None,
+        fixed: dict | None = None,
+        note: str | None = None,
+    ):
         self.controls = controls
         self.kind = kind
         """The dashboard's name in ``book/_static/rlvr-math.js`` (which recomputes it on the static site)."""
@@ -59,13 +68,16 @@ class Dashboard(w.VBox):
         self._extra_html = extra_html
         self.readout = w.HTML(layout=w.Layout(flex="1 1 260px", max_width="100%"))
         self.image = w.Image(format="png", layout=w.Layout(max_width="100%", height="auto"))
-        header = w.HTML(f"<b>{html.escape(title)}</b>" + (f"<div class='rlvr-note'>{html.escape(note)}</div>"
-                                                           if note else ""))
+        header = w.HTML(
+            f"<b>{html.escape(title)}</b>" + (f"<div class='rlvr-note'>{html.escape(note)}</div>" if note else "")
+        )
         sliders = w.VBox(list(controls.values()), layout=w.Layout(flex="1 1 300px", max_width="100%"))
-        body = w.HBox([sliders, self.readout], layout=w.Layout(flex_flow="row wrap", align_items="flex-start",
-                                                                max_width="100%"))
-        super().__init__([header, body, self.image], layout=w.Layout(border="1px solid #ddd", padding="6px",
-                                                                      max_width="100%"))
+        body = w.HBox(
+            [sliders, self.readout], layout=w.Layout(flex_flow="row wrap", align_items="flex-start", max_width="100%")
+        )
+        super().__init__(
+            [header, body, self.image], layout=w.Layout(border="1px solid #ddd", padding="6px", max_width="100%")
+        )
         self.add_class("rlvr-dashboard")
         if kind:
             self.add_class(f"rlvr-kind-{kind}")
@@ -85,9 +97,11 @@ class Dashboard(w.VBox):
         params = self.params()
         self.numbers = self._compute(**params)
         self.updates += 1
-        rows = "".join(f"<tr><td>{html.escape(label)}</td><td data-value='{_raw(value)}'>"
-                       f"<b>{html.escape(self._format(label, value))}</b></td></tr>"
-                       for label, value in self.numbers.items())
+        rows = "".join(
+            f"<tr><td>{html.escape(label)}</td><td data-value='{_raw(value)}'>"
+            f"<b>{html.escape(self._format(label, value))}</b></td></tr>"
+            for label, value in self.numbers.items()
+        )
         extra = self._extra_html(**params) if self._extra_html else ""
         spec = html.escape(json.dumps({"kind": self.kind, "fixed": self.fixed, "formats": self._formats}), quote=True)
         self.readout.value = f"<table class='rlvr-readout' data-rlvr='{spec}'>{rows}</table>{extra}"
@@ -121,23 +135,51 @@ def check_range(name: str, value, lo, hi):
     return value
 
 
-def float_slider(name: str, value: float, lo: float, hi: float, step: float, label: str | None = None,
-                 fmt: str = ".3f") -> w.FloatSlider:
+def float_slider(
+    name: str, value: float, lo: float, hi: float, step: float, label: str | None = None, fmt: str = ".3f"
+) -> w.FloatSlider:
     """A slider of floats in [lo, hi] for the keyword ``name``, labelled ``label`` (default ``name``)."""
     check_range(name, value, lo, hi)
-    return w.FloatSlider(value=value, min=lo, max=hi, step=step, description=label or name,
-                         continuous_update=False, readout_format=fmt, style=STYLE, layout=w.Layout(**LAYOUT))
+    return w.FloatSlider(
+        value=value,
+        min=lo,
+        max=hi,
+        step=step,
+        description=label or name,
+        continuous_update=False,
+        readout_format=fmt,
+        style=STYLE,
+        layout=w.Layout(**LAYOUT),
+    )
 
 
 def int_slider(name: str, value: int, lo: int, hi: int, label: str | None = None) -> w.IntSlider:
     """A slider of integers in [lo, hi] for the keyword ``name``."""
     check_range(name, value, lo, hi)
-    return w.IntSlider(value=value, min=lo, max=hi, step=1, description=label or name,
-                       continuous_update=False, style=STYLE, layout=w.Layout(**LAYOUT))
+    return w.IntSlider(
+        value=value,
+        min=lo,
+        max=hi,
+        step=1,
+        description=label or name,
+        continuous_update=False,
+        style=STYLE,
+        layout=w.Layout(**LAYOUT),
+    )
 
 
 def log_slider(name: str, value: float, lo_exp: float, hi_exp: float, label: str | None = None) -> w.FloatLogSlider:
     """A log-scale slider from 10**lo_exp to 10**hi_exp (class ``rlvr-log``: book/_static/rlvr-live.js maps it back)."""
-    check_range(name, value, 10 ** lo_exp, 10 ** hi_exp)
-    return w.FloatLogSlider(value=value, base=10, min=lo_exp, max=hi_exp, step=0.01, description=label or name,
-                            continuous_update=False, readout_format=".3g", style=STYLE, layout=w.Layout(**LAYOUT))
+    check_range(name, value, 10**lo_exp, 10**hi_exp)
+    return w.FloatLogSlider(
+        value=value,
+        base=10,
+        min=lo_exp,
+        max=hi_exp,
+        step=0.01,
+        description=label or name,
+        continuous_update=False,
+        readout_format=".3g",
+        style=STYLE,
+        layout=w.Layout(**LAYOUT),
+    )

@@ -20,8 +20,13 @@ def _seed_band(ax, runs: list[dict], arm: str, key: str, color: str, label: str)
     width = min(len(c) for c in curves)
     for c in curves:
         ax.plot(np.arange(width), c[:width], color=color, lw=0.7, alpha=0.35)
-    ax.plot(np.arange(width), np.nanmean([c[:width] for c in curves], axis=0), color=color, lw=2,
-            label=f"{label} (mean of {len(curves)} seeds)")
+    ax.plot(
+        np.arange(width),
+        np.nanmean([c[:width] for c in curves], axis=0),
+        color=color,
+        lw=2,
+        label=f"{label} (mean of {len(curves)} seeds)",
+    )
 
 
 def _interval_bars(ax, labels, cis: list[dict], colors) -> None:
@@ -55,16 +60,25 @@ def recorded_clip_figure(result: dict | None = None) -> Figure:
     """
     result = result or load("clip_higher")
     fig, (ax1, ax2) = _figure()
-    for arm, color, label in (("symmetric", NEUTRAL, "symmetric 0.2 / 0.2"),
-                              ("clip_higher", ACCENT, "clip-higher 0.2 / 0.28")):
+    for arm, color, label in (
+        ("symmetric", NEUTRAL, "symmetric 0.2 / 0.2"),
+        ("clip_higher", ACCENT, "clip-higher 0.2 / 0.28"),
+    ):
         _seed_band(ax1, result["runs"], arm, "entropy", color, label)
     ax1.set(xlabel="GRPO step", ylabel="nats", title="token entropy")
     ax1.legend(fontsize=8)
     s = result["summary"]
-    _interval_bars(ax2, ["upper clip\nsymmetric", "upper clip\nclip-higher", "eligible\n(p < 1/1.2)",
-                         "any clip\nsymmetric"],
-                   [s["clip_high"]["symmetric"], s["clip_high"]["clip_higher"], s["eligible"]["symmetric"],
-                    s["clip_any"]["symmetric"]], [NEUTRAL, ACCENT, MUTED, FAIL_COLOR])
+    _interval_bars(
+        ax2,
+        ["upper clip\nsymmetric", "upper clip\nclip-higher", "eligible\n(p < 1/1.2)", "any clip\nsymmetric"],
+        [
+            s["clip_high"]["symmetric"],
+            s["clip_high"]["clip_higher"],
+            s["eligible"]["symmetric"],
+            s["clip_any"]["symmetric"],
+        ],
+        [NEUTRAL, ACCENT, MUTED, FAIL_COLOR],
+    )
     ax2.axhline(0.05, color="k", ls=":", lw=1)
     ax2.set(ylabel="share of all policy tokens", title="where the clip can act (95 % t, seeds)")
     return fig
@@ -78,14 +92,20 @@ def recorded_length_figure(result: dict | None = None) -> Figure:
     """
     result = result or load("length_norm")
     fig, (ax1, ax2) = _figure()
-    for arm, color, label in (("sequence", FAIL_COLOR, "per-sequence 1/|o_i|"),
-                              ("constant", NEUTRAL, "constant L = mean length")):
+    for arm, color, label in (
+        ("sequence", FAIL_COLOR, "per-sequence 1/|o_i|"),
+        ("constant", NEUTRAL, "constant L = mean length"),
+    ):
         _seed_band(ax1, result["runs"], arm, "len_fail", color, label)
     ax1.set(xlabel="GRPO step", ylabel="tokens", title="mean length of failing rollouts")
     ax1.legend(fontsize=8)
     s = result["summary"]["len_fail_change"]
-    _interval_bars(ax2, ["per-sequence", "constant", "difference"], [s["sequence"], s["constant"], s["difference"]],
-                   [FAIL_COLOR, NEUTRAL, MUTED])
+    _interval_bars(
+        ax2,
+        ["per-sequence", "constant", "difference"],
+        [s["sequence"], s["constant"], s["difference"]],
+        [FAIL_COLOR, NEUTRAL, MUTED],
+    )
     ax2.axhline(0, color="k", lw=0.8)
     ax2.set(ylabel="tokens (last 5 - first 5 steps)", title="change in failing length (95 % t, seeds)")
     return fig
@@ -103,16 +123,36 @@ def recorded_pass_at_k_figure(result: dict | None = None) -> Figure:
     fig, (ax1, ax2) = _figure()
     for arm, color, label in (("base", MUTED, "warm start (base)"), ("trained", PASS_COLOR, "after GRPO")):
         m = [s[str(k)][arm]["mean"] for k in ks]
-        err = [[s[str(k)][arm]["mean"] - s[str(k)][arm]["lo"] for k in ks],
-               [s[str(k)][arm]["hi"] - s[str(k)][arm]["mean"] for k in ks]]
+        err = [
+            [s[str(k)][arm]["mean"] - s[str(k)][arm]["lo"] for k in ks],
+            [s[str(k)][arm]["hi"] - s[str(k)][arm]["mean"] for k in ks],
+        ]
         ax1.errorbar(ks, m, yerr=err, marker="o", capsize=3, color=color, label=label)
-    ax1.set(xscale="log", xticks=ks, xticklabels=[str(k) for k in ks], xlabel="k", ylabel="held-out pass@k",
-            title=f"unbiased pass@k, n = {result['regime']['n']} samples per task")
+    ax1.set(
+        xscale="log",
+        xticks=ks,
+        xticklabels=[str(k) for k in ks],
+        xlabel="k",
+        ylabel="held-out pass@k",
+        title=f"unbiased pass@k, n = {result['regime']['n']} samples per task",
+    )
     ax1.legend(fontsize=8)
     d = [s[str(k)]["difference"] for k in ks]
-    ax2.errorbar(ks, [x["mean"] for x in d], yerr=[[x["mean"] - x["lo"] for x in d], [x["hi"] - x["mean"] for x in d]],
-                 marker="o", capsize=3, color=NEUTRAL)
+    ax2.errorbar(
+        ks,
+        [x["mean"] for x in d],
+        yerr=[[x["mean"] - x["lo"] for x in d], [x["hi"] - x["mean"] for x in d]],
+        marker="o",
+        capsize=3,
+        color=NEUTRAL,
+    )
     ax2.axhline(0, color="k", lw=0.8)
-    ax2.set(xscale="log", xticks=ks, xticklabels=[str(k) for k in ks], xlabel="k",
-            ylabel="trained - base", title="gain by k (95 % t over seeds)")
+    ax2.set(
+        xscale="log",
+        xticks=ks,
+        xticklabels=[str(k) for k in ks],
+        xlabel="k",
+        ylabel="trained - base",
+        title="gain by k (95 % t over seeds)",
+    )
     return fig

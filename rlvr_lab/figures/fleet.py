@@ -18,8 +18,14 @@ from rlvr_lab.figures.style import mark_point as _mark
 from rlvr_lab.rewards import mixture_trials
 
 
-def cycle_figure(horizon: int = 20, t_model: float = 0.12, t_tool: float = 0.08, t_assess: float = 0.5,
-                 t_reset: float = 3.5, slots: int = 256) -> Figure:
+def cycle_figure(
+    horizon: int = 20,
+    t_model: float = 0.12,
+    t_tool: float = 0.08,
+    t_assess: float = 0.5,
+    t_reset: float = 3.5,
+    slots: int = 256,
+) -> Figure:
     """Slot cycle and pool capacity (eq 6, 17.9.2, napkin math 17.6) against the reset time.
 
     Left: episodes per hour against ``t_reset`` (log axis) with the no-reset ceiling (Amdahl) and the
@@ -37,11 +43,20 @@ def cycle_figure(horizon: int = 20, t_model: float = 0.12, t_tool: float = 0.08,
     cyc = cycle_time.cycle_time(horizon, t_model, t_tool, t_assess, t_reset)
     cap = cycle_time.pool_capacity_per_hour(slots, cyc)
     _mark(ax1, t_reset, cap, f"reset {t_reset:g} s: {cap:,.0f}/h", offset=(10, -18))
-    ax1.set(xscale="log", xlabel="reset time t_reset (s)", ylabel="pool capacity (episodes / hour)",
-            title=f"Cycle, eq (25): {cyc:.3f} s", ylim=(0, ceiling * 1.1))
+    ax1.set(
+        xscale="log",
+        xlabel="reset time t_reset (s)",
+        ylabel="pool capacity (episodes / hour)",
+        title=f"Cycle, eq (25): {cyc:.3f} s",
+        ylim=(0, ceiling * 1.1),
+    )
     ax1.legend(fontsize=8, loc="lower left")
-    parts = [("model", horizon * t_model, "#219ebc"), ("tool", horizon * t_tool, "#8ecae6"),
-             ("assess", t_assess, ACCENT), ("reset", t_reset, FAIL_COLOR)]
+    parts = [
+        ("model", horizon * t_model, "#219ebc"),
+        ("tool", horizon * t_tool, "#8ecae6"),
+        ("assess", t_assess, ACCENT),
+        ("reset", t_reset, FAIL_COLOR),
+    ]
     left = 0.0
     for name, dur, color in parts:
         ax2.barh([0], [dur], left=[left], color=color, label=f"{name} {dur:.3g} s")
@@ -73,8 +88,9 @@ def barrier_figure(durations=(0.2, 3.0, 3.52, 16.8)) -> Figure:
     return fig
 
 
-def staleness_figure(step_s: float = 30.0, max_lag: int = 2, ages=(20.0, 60.0, 150.0),
-                     weights=(0.60, 0.30, 0.10)) -> Figure:
+def staleness_figure(
+    step_s: float = 30.0, max_lag: int = 2, ages=(20.0, 60.0, 150.0), weights=(0.60, 0.30, 0.10)
+) -> Figure:
     """Version-checked admission (eq 8, 17.9.4) for a mix of rollout ages.
 
     Left: the admitted fraction of rollouts (ages ``ages`` s with shares ``weights``) against the trainer
@@ -93,25 +109,45 @@ def staleness_figure(step_s: float = 30.0, max_lag: int = 2, ages=(20.0, 60.0, 1
         ax1.plot(steps, frac, lw=2.4 if bound == max_lag else 1.0, label=f"lag <= {bound}")
     f = admitted_fraction(step_s, max_lag, ages_a, w)
     _mark(ax1, step_s, f, f"{100 * f:.0f} % admitted", offset=(10, -18))
-    ax1.set(xlabel="trainer step time T_step (s)", ylabel="admitted fraction", ylim=(0, 1.05),
-            title="Admission under a staleness bound, eq (27)")
+    ax1.set(
+        xlabel="trainer step time T_step (s)",
+        ylabel="admitted fraction",
+        ylim=(0, 1.05),
+        title="Admission under a staleness bound, eq (27)",
+    )
     ax1.legend(fontsize=8, loc="lower right")
     lags = [cycle_time.version_lag(a, step_s) for a in ages_a]
     colors = [PASS_COLOR if cycle_time.admit(a, step_s, max_lag) else FAIL_COLOR for a in ages_a]
     ax2.bar([f"{a:g}" for a in ages_a], lags, color=colors)
     ax2.axhline(max_lag + 0.5, color=NEUTRAL, ls="--", lw=1.2, label=f"bound {max_lag}")
     for i, (lag, share) in enumerate(zip(lags, w)):
-        ax2.annotate(f"lag {lag}\n{100 * share / w.sum():.0f} %", (i, lag), textcoords="offset points",
-                     xytext=(0, 3), ha="center", fontsize=8)
-    ax2.set(xlabel="rollout age at admission (s)", ylabel="version lag (updates)",
-            title=f"T_step = {step_s:g} s", ylim=(0, max(max(lags), max_lag) + 1.8))
+        ax2.annotate(
+            f"lag {lag}\n{100 * share / w.sum():.0f} %",
+            (i, lag),
+            textcoords="offset points",
+            xytext=(0, 3),
+            ha="center",
+            fontsize=8,
+        )
+    ax2.set(
+        xlabel="rollout age at admission (s)",
+        ylabel="version lag (updates)",
+        title=f"T_step = {step_s:g} s",
+        ylim=(0, max(max(lags), max_lag) + 1.8),
+    )
     ax2.legend(fontsize=8, loc="upper left")
     return fig
 
 
-def verifier_pool_figure(arrival_per_s: float = 32.0, trials: int = 3, trial_s: float = 8.0,
-                         target_utilization: float = 0.8, incorrect_share: float = 0.5,
-                         q_incorrect: float = 0.2, q_correct: float = 0.98) -> Figure:
+def verifier_pool_figure(
+    arrival_per_s: float = 32.0,
+    trials: int = 3,
+    trial_s: float = 8.0,
+    target_utilization: float = 0.8,
+    incorrect_share: float = 0.5,
+    q_incorrect: float = 0.2,
+    q_correct: float = 0.98,
+) -> Figure:
     """Verifier pool sizing (eq 9, 17.9.5): workers against target utilisation.
 
     Curves: every trial run (K per trajectory), stop-on-first-rejection over the candidate mixture
@@ -124,19 +160,34 @@ def verifier_pool_figure(arrival_per_s: float = 32.0, trials: int = 3, trial_s: 
     expected, plugin = mixture_trials(trials, incorrect_share, q_incorrect, q_correct)
     targets = np.linspace(0.3, 0.98, 200)
     fig, (ax1, ax2) = _figure()
-    for label, k, color, ls in [(f"all {trials} trials", trials, NEUTRAL, "-"),
-                                (f"stop on first rejection ({expected:.2f})", expected, PASS_COLOR, "-"),
-                                (f"mean-q plug-in ({plugin:.2f}, too few)", plugin, FAIL_COLOR, ":")]:
-        ax1.plot(targets, [cycle_time.verifier_workers(arrival_per_s, k, trial_s, t) for t in targets],
-                 color=color, ls=ls, lw=2, label=label)
+    for label, k, color, ls in [
+        (f"all {trials} trials", trials, NEUTRAL, "-"),
+        (f"stop on first rejection ({expected:.2f})", expected, PASS_COLOR, "-"),
+        (f"mean-q plug-in ({plugin:.2f}, too few)", plugin, FAIL_COLOR, ":"),
+    ]:
+        ax1.plot(
+            targets,
+            [cycle_time.verifier_workers(arrival_per_s, k, trial_s, t) for t in targets],
+            color=color,
+            ls=ls,
+            lw=2,
+            label=label,
+        )
     w = cycle_time.verifier_workers(arrival_per_s, trials, trial_s, target_utilization)
     _mark(ax1, target_utilization, w, f"{w:,} workers")
-    ax1.set(xlabel="target utilisation", ylabel="workers to provision", title=f"Eq (28): lambda = {arrival_per_s:g}/s, "
-            f"t_v = {trial_s:g} s")
+    ax1.set(
+        xlabel="target utilisation",
+        ylabel="workers to provision",
+        title=f"Eq (28): lambda = {arrival_per_s:g}/s, t_v = {trial_s:g} s",
+    )
     ax1.legend(fontsize=8)
     names = ["1 trial", f"{trials} trials", "stop-first", f"/ {target_utilization:g}"]
-    vals = [cycle_time.verifier_demand(arrival_per_s, 1, trial_s), cycle_time.verifier_demand(arrival_per_s, trials, trial_s),
-            cycle_time.verifier_demand(arrival_per_s, expected, trial_s), w]
+    vals = [
+        cycle_time.verifier_demand(arrival_per_s, 1, trial_s),
+        cycle_time.verifier_demand(arrival_per_s, trials, trial_s),
+        cycle_time.verifier_demand(arrival_per_s, expected, trial_s),
+        w,
+    ]
     ax2.bar(names, vals, color=[MUTED, NEUTRAL, PASS_COLOR, ACCENT])
     for i, val in enumerate(vals):
         ax2.annotate(f"{val:,.0f}", (i, val), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=9)

@@ -40,24 +40,32 @@ def contrast_figure(group_size: int = 8, p: float = 0.05, group_sizes=(2, 8, 16)
     for g in sizes:
         lw = 2.6 if g == group_size else 1.4
         ax1.plot(ps, rewards.contrast_probability(g, ps), lw=lw, color=colors.get(g, MUTED), label=f"G = {g}")
-        ax2.plot(ps, rewards.rollouts_per_informative_group(g, ps), lw=lw, color=colors.get(g, MUTED),
-                 label=f"G = {g}")
+        ax2.plot(ps, rewards.rollouts_per_informative_group(g, ps), lw=lw, color=colors.get(g, MUTED), label=f"G = {g}")
     pc = rewards.contrast_probability(group_size, p)
     cost = rewards.rollouts_per_informative_group(group_size, p)
     _mark(ax1, p, pc, f"G={group_size}, p={p:.2f}: P_c={pc:.2f}")
     if np.isfinite(cost):
         _mark(ax2, p, cost, f"{cost:.1f} rollouts")
-    ax1.set(xlabel="pass rate p per attempt", ylabel="P(group has a pass and a failure)", ylim=(0, 1.02),
-            title="Contrast probability, eq (2)")
-    ax2.set(xlabel="pass rate p per attempt", ylabel="rollouts per informative group", yscale="log",
-            title="Cost of contrast")
+    ax1.set(
+        xlabel="pass rate p per attempt",
+        ylabel="P(group has a pass and a failure)",
+        ylim=(0, 1.02),
+        title="Contrast probability, eq (2)",
+    )
+    ax2.set(
+        xlabel="pass rate p per attempt",
+        ylabel="rollouts per informative group",
+        yscale="log",
+        title="Cost of contrast",
+    )
     ax1.legend(fontsize=8, loc="lower center")
     ax2.legend(fontsize=8, loc="upper center")
     return fig
 
 
-def false_accept_figure(rho: float = 0.10, alpha: float = 0.025, beta: float = 1.0,
-                        alphas=(0.005, 0.01, 0.025, 0.05, 0.1)) -> Figure:
+def false_accept_figure(
+    rho: float = 0.10, alpha: float = 0.025, beta: float = 1.0, alphas=(0.005, 0.01, 0.025, 0.05, 0.1)
+) -> Figure:
     """False-accept share of rewarded rollouts against the policy's pass rate (eq 1, 17.3.2).
 
     Left: ``Pr(fail | accepted)`` against ``rho`` (log axis) for each false-acceptance rate in ``alphas``
@@ -71,19 +79,34 @@ def false_accept_figure(rho: float = 0.10, alpha: float = 0.025, beta: float = 1
     fig, (ax1, ax2) = _figure()
     for a in sorted(set(float(x) for x in alphas) | {float(alpha)}):
         lw = 2.6 if a == alpha else 1.2
-        ax1.plot(rhos, rewards.false_accept_share(rhos, a, beta), lw=lw, label=f"alpha = {a:g}",
-                 color=FAIL_COLOR if a == alpha else None)
+        ax1.plot(
+            rhos,
+            rewards.false_accept_share(rhos, a, beta),
+            lw=lw,
+            label=f"alpha = {a:g}",
+            color=FAIL_COLOR if a == alpha else None,
+        )
     share = rewards.false_accept_share(rho, alpha, beta)
     _mark(ax1, rho, share, f"rho={rho:.3g}: {100 * share:.1f} % false", color=FAIL_COLOR)
-    ax1.set(xscale="log", xlabel="policy pass rate rho (reference)", ylabel="Pr(fail | accepted)",
-            ylim=(0, 1.02), title="False-accept share of rewards, eq (3)")
+    ax1.set(
+        xscale="log",
+        xlabel="policy pass rate rho (reference)",
+        ylabel="Pr(fail | accepted)",
+        ylim=(0, 1.02),
+        title="False-accept share of rewards, eq (3)",
+    )
     ax1.legend(fontsize=8)
     n = 8192
     ax2.plot(rhos, n * rhos * beta, color=PASS_COLOR, lw=2, label="true accepts")
     ax2.plot(rhos, n * (1 - rhos) * alpha, color=FAIL_COLOR, lw=2, label="false accepts")
     ax2.axvline(rho, color=NEUTRAL, ls=":", lw=1)
-    ax2.set(xscale="log", yscale="log", xlabel="policy pass rate rho", ylabel=f"expected count in {n:,} rollouts",
-            title=f"Accepts at alpha = {alpha:g}, beta = {beta:g}")
+    ax2.set(
+        xscale="log",
+        yscale="log",
+        xlabel="policy pass rate rho",
+        ylabel=f"expected count in {n:,} rollouts",
+        title=f"Accepts at alpha = {alpha:g}, beta = {beta:g}",
+    )
     ax2.legend(fontsize=8)
     return fig
 
@@ -106,8 +129,13 @@ def reward_weights_figure(w_format: float = 0.2, w_length: float = 0.3) -> Figur
     ok = rewards.pass_outranks_failure(w_format, w_length)
     margin = rewards.ordering_margin(w_format, w_length)
     _mark(ax1, w_format, w_length, f"margin {margin:+.2f}", color=PASS_COLOR if ok else FAIL_COLOR)
-    ax1.set(xlim=(0, 1.2), ylim=(0, 1.2), xlabel="format weight λ_f", ylabel="length weight λ_ℓ",
-            title="Weights that keep every pass above every failure, eq (5)")
+    ax1.set(
+        xlim=(0, 1.2),
+        ylim=(0, 1.2),
+        xlabel="format weight λ_f",
+        ylabel="length weight λ_ℓ",
+        title="Weights that keep every pass above every failure, eq (5)",
+    )
     ax1.legend(fontsize=8, loc="upper right")
     worst_pass = rewards.composite_reward(1, 0.0, 1.0, w_format, w_length)
     best_pass = rewards.composite_reward(1, 1.0, 0.0, w_format, w_length)
@@ -150,16 +178,37 @@ def all_pass_figure(trials: int = 3, q_bad: float = 0.20, q_good: float = 0.98, 
     rg = 1 - rewards.all_pass_probability(q_good, trials)
     _mark(ax1, trials, ab, f"K={trials}: accept {100 * ab:.2f} %", color=FAIL_COLOR, offset=(8, -18))
     _mark(ax1, trials, rg, f"reject {100 * rg:.2f} %", color=PASS_COLOR)
-    ax1.set(yscale="log", xlabel="trials K (all must pass)", ylabel="probability", title="Accidental reward vs false rejection, eq (20)")
+    ax1.set(
+        yscale="log",
+        xlabel="trials K (all must pass)",
+        ylabel="probability",
+        title="Accidental reward vs false rejection, eq (20)",
+    )
     ax1.legend(fontsize=8, loc="lower left")
     ax2.plot(ks, [rewards.expected_trials(q_bad, k) for k in ks], "o-", color=FAIL_COLOR, label="incorrect patch")
     ax2.plot(ks, [rewards.expected_trials(q_good, k) for k in ks], "s-", color=PASS_COLOR, label="correct patch")
     ax2.plot(ks, ks, ":", color=MUTED, label="run every trial")
-    _mark(ax2, trials, rewards.expected_trials(q_good, trials), f"{rewards.expected_trials(q_good, trials):.2f}",
-          color=PASS_COLOR, offset=(-40, 10))
-    _mark(ax2, trials, rewards.expected_trials(q_bad, trials), f"{rewards.expected_trials(q_bad, trials):.2f}",
-          color=FAIL_COLOR, offset=(8, -16))
-    ax2.set(xlabel="trials K", ylabel="expected trials executed", title="Verification work (stop on first rejection), eq (21)")
+    _mark(
+        ax2,
+        trials,
+        rewards.expected_trials(q_good, trials),
+        f"{rewards.expected_trials(q_good, trials):.2f}",
+        color=PASS_COLOR,
+        offset=(-40, 10),
+    )
+    _mark(
+        ax2,
+        trials,
+        rewards.expected_trials(q_bad, trials),
+        f"{rewards.expected_trials(q_bad, trials):.2f}",
+        color=FAIL_COLOR,
+        offset=(8, -16),
+    )
+    ax2.set(
+        xlabel="trials K",
+        ylabel="expected trials executed",
+        title="Verification work (stop on first rejection), eq (21)",
+    )
     ax2.legend(fontsize=8, loc="upper left")
     return fig
 
@@ -188,8 +237,12 @@ def fork_figure(horizon: int = 30, continuations: int = 8, forks=(10, 20)) -> Fi
     m_sel = credit.continuation_multiple(horizon, continuations, chosen)
     _mark(ax1, horizon, m_all, f"{m_all:.0f}x", color=FAIL_COLOR, offset=(-30, 10))
     _mark(ax1, horizon, m_sel, f"forks {chosen}: {m_sel:.1f}x", color=PASS_COLOR, offset=(8, -18))
-    ax1.set(yscale="log", xlabel="horizon H (turns)", ylabel="generated tokens / base trajectory",
-            title=f"Token multiple, eq (11), M = {continuations}")
+    ax1.set(
+        yscale="log",
+        xlabel="horizon H (turns)",
+        ylabel="generated tokens / base trajectory",
+        title=f"Token multiple, eq (11), M = {continuations}",
+    )
     ax1.legend(fontsize=8, loc="upper left")
     ms = np.arange(1, 201)
     se = [credit.standard_error_bound(m) for m in ms]
@@ -198,11 +251,19 @@ def fork_figure(horizon: int = 30, continuations: int = 8, forks=(10, 20)) -> Fi
     ax2.plot(ms, sed, color=ACCENT, lw=2, label="difference of two forks")
     ax2.plot(ms, 2 * np.asarray(sed), color=MUTED, ls="--", lw=1.2, label="resolved above (2x)")
     m = max(1, int(continuations))
-    _mark(ax2, m, credit.difference_standard_error_bound(m),
-          f"M={m}: {credit.standard_error_bound(m):.2f} / {credit.difference_standard_error_bound(m):.2f}",
-          offset=(10, 12))
-    ax2.set(xscale="log", xlabel="continuations M per fork", ylabel="standard error bound",
-            title="Sampling error of a fork value, eq (10)")
+    _mark(
+        ax2,
+        m,
+        credit.difference_standard_error_bound(m),
+        f"M={m}: {credit.standard_error_bound(m):.2f} / {credit.difference_standard_error_bound(m):.2f}",
+        offset=(10, 12),
+    )
+    ax2.set(
+        xscale="log",
+        xlabel="continuations M per fork",
+        ylabel="standard error bound",
+        title="Sampling error of a fork value, eq (10)",
+    )
     ax2.legend(fontsize=8)
     return fig
 
@@ -230,8 +291,14 @@ def group_advantages_figure(group_rewards=(0.0, 1.0, 0.0), group_sizes=range(2, 
     idx = np.arange(len(adv))
     ax1.bar(idx, adv, color=colors)
     for i, (r, a) in enumerate(zip(group_rewards, adv)):
-        ax1.annotate(f"R={r:g}\n{a:+.3f}", (i, a), textcoords="offset points", xytext=(0, 4 if a >= 0 else -26),
-                     ha="center", fontsize=8)
+        ax1.annotate(
+            f"R={r:g}\n{a:+.3f}",
+            (i, a),
+            textcoords="offset points",
+            xytext=(0, 4 if a >= 0 else -26),
+            ha="center",
+            fontsize=8,
+        )
     ax1.axhline(0, color="black", lw=0.8)
     ax1.margins(y=0.35)
     ax1.set(xticks=idx, xlabel="rollout i", ylabel="coefficient A_i", title="Group-relative coefficients, eq (12)")
@@ -271,8 +338,11 @@ def clip_figure(eps_low: float = 0.2, eps_high: float = 0.2, p: float = 0.01) ->
     ax1.plot(r, neg, color=FAIL_COLOR, lw=2.4, label="A = -1")
     ax1.axvline(1 - eps_low, color=FAIL_COLOR, ls="--", lw=1)
     ax1.axvline(1 + eps_high, color=PASS_COLOR, ls="--", lw=1)
-    ax1.set(xlabel="probability ratio r = pi / pi_old", ylabel="surrogate per unit |A|",
-            title=f"Clipped surrogate (14), eps_low={eps_low:g}, eps_high={eps_high:g}")
+    ax1.set(
+        xlabel="probability ratio r = pi / pi_old",
+        ylabel="surrogate per unit |A|",
+        title=f"Clipped surrogate (14), eps_low={eps_low:g}, eps_high={eps_high:g}",
+    )
     ax1.legend(fontsize=8, loc="upper left")
     ps = np.logspace(-3, 0, 300)
     upper = np.array([grpo.clip_probability_bounds(x, eps_low, eps_high)[1] for x in ps])
@@ -282,14 +352,20 @@ def clip_figure(eps_low: float = 0.2, eps_high: float = 0.2, p: float = 0.01) ->
     ax2.fill_between(ps, 1.0, np.maximum(upper, 1.0), color=ACCENT, alpha=0.3, label="never binds (> 1)")
     top = grpo.clip_probability_bounds(p, eps_low, eps_high)[1]
     _mark(ax2, p, top, f"p={p:g}: +{top - p:.3g} headroom", offset=(10, -16))
-    ax2.set(xscale="log", yscale="log", xlabel="current token probability p", ylabel="absolute probability",
-            title="Where the positive clip binds, eq (24)")
+    ax2.set(
+        xscale="log",
+        yscale="log",
+        xlabel="current token probability p",
+        ylabel="absolute probability",
+        title="Where the positive clip binds, eq (24)",
+    )
     ax2.legend(fontsize=8, loc="upper left")
     return fig
 
 
-def length_weights_figure(advantage: float = -1.0, lengths=(128, 512, 1024, 2048, 4096),
-                          constant: float | None = None) -> Figure:
+def length_weights_figure(
+    advantage: float = -1.0, lengths=(128, 512, 1024, 2048, 4096), constant: float | None = None
+) -> Figure:
     """Per-token weights of eq 5 (17.5.3) for failures of different lengths, per normalisation.
 
     Bars of ``|grpo.per_token_weights|`` for rollouts sharing ``advantage`` under ``"sequence"`` (A/|o_i|) and
@@ -311,7 +387,11 @@ def length_weights_figure(advantage: float = -1.0, lengths=(128, 512, 1024, 2048
     ax.bar(x + 0.2, const, width=0.4, color=NEUTRAL, label="constant denominator")
     ax.set_xticks(x, [f"{n:,}" for n in lengths])
     ratio = seq[0] / seq[-1]
-    ax.set(yscale="log", xlabel="failure length |o_i| (tokens)", ylabel="|per-token weight|",
-           title=f"Same coefficient A = {advantage:g}: shortest is {ratio:.0f}x heavier per token")
+    ax.set(
+        yscale="log",
+        xlabel="failure length |o_i| (tokens)",
+        ylabel="|per-token weight|",
+        title=f"Same coefficient A = {advantage:g}: shortest is {ratio:.0f}x heavier per token",
+    )
     ax.legend(fontsize=8)
     return fig

@@ -48,5 +48,12 @@ def axes_row(ncols: int = 2, width: float = 10.0, height: float = 3.6) -> tuple[
 def mark_point(ax, x, y, text, color=NEUTRAL, offset=(8, 8)) -> None:
     """Mark the worked point ``(x, y)`` on ``ax`` with a dot and a boxed label ``text``."""
     ax.plot([x], [y], "o", color=color, markersize=8, zorder=5)
-    ax.annotate(text, (x, y), textcoords="offset points", xytext=offset, fontsize=9, color=color,
-                bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": color, "alpha": 0.85})
+    ax.annotate(
+        text,
+        (x, y),
+        textcoords="offset points",
+        xytext=offset,
+        fontsize=9,
+        color=color,
+        bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": color, "alpha": 0.85},
+    )

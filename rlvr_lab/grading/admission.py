@@ -69,7 +69,7 @@ def load_key(key_dir: str) -> tuple:
     exercises = {part.split(".")[0] for part in [*module.PARTS, *getattr(module, "CODE_PARTS", {})]}
     key = {}
     for name in sorted(os.listdir(key_dir)):
-        stem = name[:-len(".ipynb")] if name.endswith(".ipynb") else ""
+        stem = name[: -len(".ipynb")] if name.endswith(".ipynb") else ""
         if stem.split("_")[0] in exercises:
             key[stem] = stem.split("_")[0]
     if not key:
@@ -124,8 +124,9 @@ def collect_submissions(paths, key_dir: str | None = None) -> tuple:
                 for d in sorted(dirs):
                     if os.path.islink(os.path.join(root, d)):
                         refused.append((os.path.join(root, d), "is a symbolic link (links are never followed)"))
-                dirs[:] = sorted(d for d in dirs if d != ".ipynb_checkpoints"
-                                 and not os.path.islink(os.path.join(root, d)))
+                dirs[:] = sorted(
+                    d for d in dirs if d != ".ipynb_checkpoints" and not os.path.islink(os.path.join(root, d))
+                )
                 for name in sorted(files):
                     if name.endswith(".ipynb"):
                         admit(os.path.join(root, name))
@@ -166,8 +167,11 @@ def read_notebook(path: str) -> tuple:
         if isinstance(source, list) and all(isinstance(s, str) for s in source):
             source = "".join(source)
         if not isinstance(source, str):
-            return [], f"cell {number} has a source that is not text ({type(source).__name__} holding " \
-                       f"{sorted({type(s).__name__ for s in source}) if isinstance(source, list) else '-'})"
+            return (
+                [],
+                f"cell {number} has a source that is not text ({type(source).__name__} holding "
+                f"{sorted({type(s).__name__ for s in source}) if isinstance(source, list) else '-'})",
+            )
         cells.append((number, source))
     if len(cells) > MAX_CELLS:
         return [], f"notebook has {len(cells)} code cells, more than the {MAX_CELLS} the grader runs"
@@ -200,5 +204,10 @@ def static_notes(cells: list) -> list:
     from rlvr_lab.colab import install_cell
 
     ours = install_cell().strip()
-    return [f"cell {n}: {why}" for n, src in cells if src.strip() != ours
-            for pattern, why in NOTE_PATTERNS if pattern.search(src)]
+    return [
+        f"cell {n}: {why}"
+        for n, src in cells
+        if src.strip() != ours
+        for pattern, why in NOTE_PATTERNS
+        if pattern.search(src)
+    ]

@@ -50,13 +50,17 @@ def read_roster(path: str) -> tuple:
         header = [h.strip() for h in (reader.fieldnames or [])]
         missing = [c for c in IDENTITY if c not in header]
         if missing:
-            raise ValueError(f"canvas roster {path!r} is not a Canvas gradebook export: its header lacks "
-                             f"{', '.join(missing)}")
+            raise ValueError(
+                f"canvas roster {path!r} is not a Canvas gradebook export: its header lacks {', '.join(missing)}"
+            )
         reader.fieldnames = header
-        students = [{c: (row.get(c) or "").strip() for c in IDENTITY} for row in reader
-                    if POINTS_POSSIBLE not in (row.get("Student") or "") and (row.get("ID") or "").strip()]
+        students = [
+            {c: (row.get(c) or "").strip() for c in IDENTITY}
+            for row in reader
+            if POINTS_POSSIBLE not in (row.get("Student") or "") and (row.get("ID") or "").strip()
+        ]
     columns = {}
-    for h in header[len(IDENTITY):]:
+    for h in header[len(IDENTITY) :]:
         match = _WITH_ID.match(h)
         if match:
             columns[match.group(1).strip()] = h
@@ -84,8 +88,10 @@ def canvas_rows(report: dict, key_module, roster: tuple | None = None) -> list:
     from rlvr_lab import exercises
 
     groups = by_student(report)
-    present = sorted({s["exercise"] for subs in groups.values() for s in subs if s.get("exercise")},
-                     key=lambda ex: int(ex[2:]) if ex[2:].isdigit() else 10 ** 6)
+    present = sorted(
+        {s["exercise"] for subs in groups.values() for s in subs if s.get("exercise")},
+        key=lambda ex: int(ex[2:]) if ex[2:].isdigit() else 10**6,
+    )
     students, columns = roster if roster is not None else ([], {})
     titles = {e.id: e.title.split(" (")[0] for e in exercises.EXERCISES}
     header = list(IDENTITY)
@@ -115,8 +121,10 @@ def canvas_rows(report: dict, key_module, roster: tuple | None = None) -> list:
             cells.append(f"{max(graded):g}" if graded else "")
         rows.append(identity + cells)
     if unknown:
-        raise ValueError(f"canvas roster: no student matches {', '.join(repr(u) for u in unknown[:10])} by SIS "
-                         "Login ID, SIS User ID, ID or name (name the submission folders by one of them)")
+        raise ValueError(
+            f"canvas roster: no student matches {', '.join(repr(u) for u in unknown[:10])} by SIS "
+            "Login ID, SIS User ID, ID or name (name the submission folders by one of them)"
+        )
     return rows
 
 

@@ -39,17 +39,24 @@ def code_fixture(part_id: str, part, test_file: str, test_text: str, trials: int
     from rlvr_lab.verifier import Fixture, Limits
 
     stub = "\n\n".join(a.stub for a in part.answers) + "\n"
-    return Fixture(name=part_id, version=f"{part_id}_v1", files={f"{MODULE}.py": stub},
-                   hidden_tests={test_file: test_text}, allowed_paths=(f"{MODULE}.py",), modules=(MODULE,),
-                   limits=Limits(wall_s=WALL_S, cpu_s=int(WALL_S), memory_mb=MEMORY_MB, processes=16, file_mb=4,
-                                 open_files=64, output_kb=64),
-                   trials=trials, checker_version=f"{part_id}_hidden_v1",
-                   description=part.prompt)
+    return Fixture(
+        name=part_id,
+        version=f"{part_id}_v1",
+        files={f"{MODULE}.py": stub},
+        hidden_tests={test_file: test_text},
+        allowed_paths=(f"{MODULE}.py",),
+        modules=(MODULE,),
+        limits=Limits(
+            wall_s=WALL_S, cpu_s=int(WALL_S), memory_mb=MEMORY_MB, processes=16, file_mb=4, open_files=64, output_kb=64
+        ),
+        trials=trials,
+        checker_version=f"{part_id}_hidden_v1",
+        description=part.prompt,
+    )
 
 
 def _entry(title: str, status: str, detail: str, score: int = 0, **extra) -> dict:
-    return {"score": score, "max": 1, "title": title, "status": status, "detail": detail[:600], "graded": True,
-            **extra}
+    return {"score": score, "max": 1, "title": title, "status": status, "detail": detail[:600], "graded": True, **extra}
 
 
 def grade_code_part(part_id: str, part, cells, test_file: str, test_text: str, trials: int, verifier) -> dict:
@@ -65,8 +72,12 @@ def grade_code_part(part_id: str, part, cells, test_file: str, test_text: str, t
     if source is None:
         taken = borrowed(cells, names)
         if taken:
-            return _entry(part.title, "refused", f"{', '.join(taken)} is imported or assigned, not written with "
-                          "def: the part asks you to write the function")
+            return _entry(
+                part.title,
+                "refused",
+                f"{', '.join(taken)} is imported or assigned, not written with "
+                "def: the part asks you to write the function",
+            )
         return _entry(part.title, "unanswered", missing)
     stubs = [n for n in names if is_stub(source, n)]
     if stubs:
@@ -78,25 +89,45 @@ def grade_code_part(part_id: str, part, cells, test_file: str, test_text: str, t
     try:
         if callable(verifier) and not hasattr(verifier, "verify"):
             verifier = verifier()
-        verdict = verifier.verify(Candidate({f"{MODULE}.py": source}),
-                                  code_fixture(part_id, part, test_file, test_text, trials))
+        verdict = verifier.verify(
+            Candidate({f"{MODULE}.py": source}), code_fixture(part_id, part, test_file, test_text, trials)
+        )
     except Exception as exc:  # no verifier here (no sandbox) or its runner broke: not a grade
-        return _entry(part.title, "unknown", f"not graded: the verifier failed ({type(exc).__name__}: {exc}); "
-                      "regrade this notebook", graded=False)
+        return _entry(
+            part.title,
+            "unknown",
+            f"not graded: the verifier failed ({type(exc).__name__}: {exc}); regrade this notebook",
+            graded=False,
+        )
     if verdict.backend == "process":  # no namespaces: nothing would hide the library from the function
-        return _entry(part.title, "unknown", "not graded: the verifier fell back to the process backend, which "
-                      "cannot hide rlvr_lab from the function; grade where local or docker sandboxes run",
-                      graded=False)
-    record = {"outcome": verdict.outcome, "stop_reason": verdict.stop_reason, "backend": verdict.backend,
-              "trials": len(verdict.trials), "attempts": verdict.attempts,
-              "seconds": round(time.monotonic() - started, 3), "candidate_digest": verdict.candidate_digest,
-              "checker_version": verdict.checker_version}
+        return _entry(
+            part.title,
+            "unknown",
+            "not graded: the verifier fell back to the process backend, which "
+            "cannot hide rlvr_lab from the function; grade where local or docker sandboxes run",
+            graded=False,
+        )
+    record = {
+        "outcome": verdict.outcome,
+        "stop_reason": verdict.stop_reason,
+        "backend": verdict.backend,
+        "trials": len(verdict.trials),
+        "attempts": verdict.attempts,
+        "seconds": round(time.monotonic() - started, 3),
+        "candidate_digest": verdict.candidate_digest,
+        "checker_version": verdict.checker_version,
+    }
     if verdict.outcome == "pass":
         return _entry(part.title, "correct", "", score=1, verdict=record)
     if verdict.outcome in UNRESOLVED:
-        return _entry(part.title, verdict.outcome, f"not graded: the verifier could not decide after "
-                      f"{verdict.attempts} attempt(s) ({verdict.stop_reason}); regrade this notebook",
-                      verdict=record, graded=False)
+        return _entry(
+            part.title,
+            verdict.outcome,
+            f"not graded: the verifier could not decide after "
+            f"{verdict.attempts} attempt(s) ({verdict.stop_reason}); regrade this notebook",
+            verdict=record,
+            graded=False,
+        )
     failed = next((t for t in verdict.trials if t.outcome != "pass"), None)
     why = f"{failed.reason}: {_TEST_PATH.sub('', failed.detail)}" if failed else ""
     return _entry(part.title, "wrong", f"verifier: {verdict.stop_reason}. {why}".strip(), verdict=record)
@@ -113,8 +144,9 @@ def score_code_parts(key_module, exercise: str, cells, hidden: dict, verifier) -
         if not part_id.startswith(exercise + "."):
             continue
         if test_file not in hidden:
-            out[part_id] = _entry(part.title, "unknown", f"not graded: the key has no hidden tests {test_file}",
-                                  graded=False)
+            out[part_id] = _entry(
+                part.title, "unknown", f"not graded: the key has no hidden tests {test_file}", graded=False
+            )
             continue
         out[part_id] = grade_code_part(part_id, part, cells, test_file, hidden[test_file], trials, verifier)
     return out
@@ -122,5 +154,9 @@ def score_code_parts(key_module, exercise: str, cells, hidden: dict, verifier) -
 
 def ungraded(report: dict) -> list:
     """``"path part_id (status)"`` of every code part the verifier could not decide, across the report."""
-    return [f"{sub['path']} {pid} ({entry['status']})" for sub in report.get("submissions", [])
-            for pid, entry in sub.get("parts", {}).items() if entry.get("graded") is False]
+    return [
+        f"{sub['path']} {pid} ({entry['status']})"
+        for sub in report.get("submissions", [])
+        for pid, entry in sub.get("parts", {}).items()
+        if entry.get("graded") is False
+    ]

@@ -67,18 +67,37 @@ def load_marks(outputs: Outputs, submissions, key_dir: str) -> dict:
 
 def write_csv(report: dict, path: str) -> None:
     """One row per submission and part (a refused or invalid notebook without parts gets one row)."""
-    fields = ["path", "exercise", "part", "score", "max", "status", "detail", "outcome", "reason", "runtime_s",
-              "tampering", "node"]
+    fields = [
+        "path",
+        "exercise",
+        "part",
+        "score",
+        "max",
+        "status",
+        "detail",
+        "outcome",
+        "reason",
+        "runtime_s",
+        "tampering",
+        "node",
+    ]
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()
         for sub in report["submissions"]:
-            base = {"path": sub["path"], "exercise": sub["exercise"] or "", "outcome": sub["outcome"],
-                    "reason": sub["reason"], "runtime_s": sub["runtime_s"], "tampering": " | ".join(sub["tampering"]),
-                    "node": sub.get("node", "")}
-            rows = [dict(base, part=p, score=e["score"], max=e["max"], status=e["status"], detail=e["detail"])
-                    for p, e in sub["parts"].items()] or [dict(base, part="", score=0, max=0, status=sub["outcome"],
-                                                                 detail="")]
+            base = {
+                "path": sub["path"],
+                "exercise": sub["exercise"] or "",
+                "outcome": sub["outcome"],
+                "reason": sub["reason"],
+                "runtime_s": sub["runtime_s"],
+                "tampering": " | ".join(sub["tampering"]),
+                "node": sub.get("node", ""),
+            }
+            rows = [
+                dict(base, part=p, score=e["score"], max=e["max"], status=e["status"], detail=e["detail"])
+                for p, e in sub["parts"].items()
+            ] or [dict(base, part="", score=0, max=0, status=sub["outcome"], detail="")]
             writer.writerows(rows)
 
 

@@ -22,11 +22,13 @@ __all__ = ["md_text", "file_stem", "part_hints", "student_feedback", "write_feed
 
 #: Markdown punctuation escaped inside a line (text never starts a line, so ``-``, ``+``, ``1.`` stay as they are).
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]#|~])")
-_STYLE = ("body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}"
-          "table{border-collapse:collapse;width:100%;margin:.5rem 0 1rem}th,td{border:1px solid #ccc;padding:.3rem .5rem;"
-          "vertical-align:top;text-align:left}th{background:#f3f3f3}.correct,.marked{color:#17663a}"
-          ".wrong,.tampered,.unanswered,.unmarked{color:#9a1c1c}.rubric{background:#f8f8f0;padding:.5rem 1rem;"
-          "border-left:4px solid #b5a642}.mark{font-weight:bold}")
+_STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}"
+    "table{border-collapse:collapse;width:100%;margin:.5rem 0 1rem}th,td{border:1px solid #ccc;padding:.3rem .5rem;"
+    "vertical-align:top;text-align:left}th{background:#f3f3f3}.correct,.marked{color:#17663a}"
+    ".wrong,.tampered,.unanswered,.unmarked{color:#9a1c1c}.rubric{background:#f8f8f0;padding:.5rem 1rem;"
+    "border-left:4px solid #b5a642}.mark{font-weight:bold}"
+)
 
 
 def md_text(text) -> str:
@@ -73,8 +75,18 @@ def _rows(sub: dict, parts: dict, rubrics: dict) -> list:
         hint = "" if entry["status"] == "correct" else part_hints(parts.get(pid), entry.get("detail", ""))
         argued = getattr(parts.get(pid), "argued", False)
         mark = sub["parts"].get(rubric_id(pid)) if argued else None
-        rows.append((pid, entry.get("title", ""), entry["status"], _points(entry), entry.get("detail", ""), hint,
-                     rubrics.get(pid, "(no rubric in the key)") if argued else None, mark))
+        rows.append(
+            (
+                pid,
+                entry.get("title", ""),
+                entry["status"],
+                _points(entry),
+                entry.get("detail", ""),
+                hint,
+                rubrics.get(pid, "(no rubric in the key)") if argued else None,
+                mark,
+            )
+        )
     return rows
 
 
@@ -85,27 +97,44 @@ def _heading(sub: dict, titles: dict) -> str:
 
 def _markdown(student: str, subs: list, parts: dict, rubrics: dict, titles: dict) -> str:
     score, most = sum(s["score"] for s in subs), sum(s["max"] for s in subs)
-    out = [f"# Feedback for {md_text(student)}", "",
-           f"**Total: {score:g}/{most:g}** over {len(subs)} notebook(s). Numbers are checked at 0.5 %, counts "
-           f"exactly; a hint names the relation to use, never the answer.", ""]
+    out = [
+        f"# Feedback for {md_text(student)}",
+        "",
+        f"**Total: {score:g}/{most:g}** over {len(subs)} notebook(s). Numbers are checked at 0.5 %, counts "
+        f"exactly; a hint names the relation to use, never the answer.",
+        "",
+    ]
     for sub in subs:
-        out += [f"## {md_text(_heading(sub, titles))}", "",
-                f"Outcome: **{md_text(sub['outcome'])}**, {sub['score']:g}/{sub['max']:g} points"
-                + (f" ({md_text(sub['reason'])})" if sub.get("reason") else "") + ".", "",
-                "| part | status | points | what the grader found | hint |", "| --- | --- | --- | --- | --- |"]
+        out += [
+            f"## {md_text(_heading(sub, titles))}",
+            "",
+            f"Outcome: **{md_text(sub['outcome'])}**, {sub['score']:g}/{sub['max']:g} points"
+            + (f" ({md_text(sub['reason'])})" if sub.get("reason") else "")
+            + ".",
+            "",
+            "| part | status | points | what the grader found | hint |",
+            "| --- | --- | --- | --- | --- |",
+        ]
         rows = _rows(sub, parts, rubrics)
-        out += [f"| {md_text(pid)} {md_text(title)} | {md_text(status)} | {points} | {md_text(found) or '-'} | "
-                f"{md_text(hint) or '-'} |" for pid, title, status, points, found, hint, _, _ in rows]
+        out += [
+            f"| {md_text(pid)} {md_text(title)} | {md_text(status)} | {points} | {md_text(found) or '-'} | "
+            f"{md_text(hint) or '-'} |"
+            for pid, title, status, points, found, hint, _, _ in rows
+        ]
         for pid, _, _, _, _, _, rubric, mark in rows:
             if rubric is None:
                 continue
             out += ["", f"### Written argument, {md_text(pid)}", "", f"> **Rubric.** {md_text(rubric)}", ""]
             if mark and mark["status"] == "marked":
-                out.append(f"**Instructor's mark: {_points(mark)}**" + (f" - {md_text(mark['detail'])}"
-                                                                         if mark["detail"] else ""))
+                out.append(
+                    f"**Instructor's mark: {_points(mark)}**"
+                    + (f" - {md_text(mark['detail'])}" if mark["detail"] else "")
+                )
             else:
-                out.append(f"**Instructor's mark:** ____ / {RUBRIC_POINTS:g}" +
-                           (f" - {md_text(mark['detail'])}" if mark and mark["detail"] else "  Comment: ________"))
+                out.append(
+                    f"**Instructor's mark:** ____ / {RUBRIC_POINTS:g}"
+                    + (f" - {md_text(mark['detail'])}" if mark and mark["detail"] else "  Comment: ________")
+                )
         for evidence in sub.get("tampering", [])[:5]:
             out += ["", f"Tampering evidence: {md_text(evidence)}"]
         out.append("")
@@ -115,34 +144,48 @@ def _markdown(student: str, subs: list, parts: dict, rubrics: dict, titles: dict
 def _html(student: str, subs: list, parts: dict, rubrics: dict, titles: dict) -> str:
     e = html.escape
     score, most = sum(s["score"] for s in subs), sum(s["max"] for s in subs)
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>Feedback for {e(student)}</title><style>{_STYLE}</style></head><body>",
-           f"<h1>Feedback for {e(student)}</h1>",
-           f"<p><strong>Total: {score:g}/{most:g}</strong> over {len(subs)} notebook(s). Numbers are checked at "
-           "0.5 %, counts exactly; a hint names the relation to use, never the answer.</p>"]
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>Feedback for {e(student)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>Feedback for {e(student)}</h1>",
+        f"<p><strong>Total: {score:g}/{most:g}</strong> over {len(subs)} notebook(s). Numbers are checked at "
+        "0.5 %, counts exactly; a hint names the relation to use, never the answer.</p>",
+    ]
     for sub in subs:
         reason = f" ({e(sub['reason'])})" if sub.get("reason") else ""
-        out += [f"<h2>{e(_heading(sub, titles))}</h2>",
-                f"<p>Outcome: <strong>{e(sub['outcome'] or '')}</strong>, {sub['score']:g}/{sub['max']:g} points"
-                f"{reason}.</p>",
-                "<table><tr><th>part</th><th>status</th><th>points</th><th>what the grader found</th><th>hint</th></tr>"]
+        out += [
+            f"<h2>{e(_heading(sub, titles))}</h2>",
+            f"<p>Outcome: <strong>{e(sub['outcome'] or '')}</strong>, {sub['score']:g}/{sub['max']:g} points"
+            f"{reason}.</p>",
+            "<table><tr><th>part</th><th>status</th><th>points</th><th>what the grader found</th><th>hint</th></tr>",
+        ]
         rows = _rows(sub, parts, rubrics)
         for pid, title, status, points, found, hint, _, _ in rows:
-            out.append(f"<tr><td>{e(pid)} {e(title)}</td><td class=\"{e(status.replace(' ', '-'))}\">{e(status)}</td>"
-                       f"<td>{points}</td><td>{e(found) or '-'}</td><td>{e(hint) or '-'}</td></tr>")
+            out.append(
+                f'<tr><td>{e(pid)} {e(title)}</td><td class="{e(status.replace(" ", "-"))}">{e(status)}</td>'
+                f"<td>{points}</td><td>{e(found) or '-'}</td><td>{e(hint) or '-'}</td></tr>"
+            )
         out.append("</table>")
         for pid, _, _, _, _, _, rubric, mark in rows:
             if rubric is None:
                 continue
-            out += [f"<h3>Written argument, {e(pid)}</h3>", f'<div class="rubric"><p><strong>Rubric.</strong> '
-                    f"{e(rubric)}</p>"]
+            out += [
+                f"<h3>Written argument, {e(pid)}</h3>",
+                f'<div class="rubric"><p><strong>Rubric.</strong> {e(rubric)}</p>',
+            ]
             if mark and mark["status"] == "marked":
-                out.append(f'<p class="mark marked">Instructor\'s mark: {_points(mark)}'
-                           + (f" - {e(mark['detail'])}" if mark["detail"] else "") + "</p></div>")
+                out.append(
+                    f'<p class="mark marked">Instructor\'s mark: {_points(mark)}'
+                    + (f" - {e(mark['detail'])}" if mark["detail"] else "")
+                    + "</p></div>"
+                )
             else:
                 comment = e(mark["detail"]) if mark and mark["detail"] else "________"
-                out.append(f'<p class="mark unmarked">Instructor\'s mark: ____ / {RUBRIC_POINTS:g}. '
-                           f"Comment: {comment}</p></div>")
+                out.append(
+                    f'<p class="mark unmarked">Instructor\'s mark: ____ / {RUBRIC_POINTS:g}. '
+                    f"Comment: {comment}</p></div>"
+                )
         out += [f"<p>Tampering evidence: {e(ev)}</p>" for ev in sub.get("tampering", [])[:5]]
     out.append("</body></html>")
     return "\n".join(out)
@@ -158,9 +201,13 @@ def student_feedback(report: dict, key_module, rubric_texts: dict) -> dict:
 
     parts = dict(key_module.PARTS)
     titles = {e.id: e.title for e in exercises.EXERCISES}
-    return {student: (_markdown(student, subs, parts, rubric_texts, titles),
-                      _html(student, subs, parts, rubric_texts, titles))
-            for student, subs in by_student(report).items()}
+    return {
+        student: (
+            _markdown(student, subs, parts, rubric_texts, titles),
+            _html(student, subs, parts, rubric_texts, titles),
+        )
+        for student, subs in by_student(report).items()
+    }
 
 
 def write_feedback(report: dict, folder: str, key_module, rubric_texts: dict) -> list:

@@ -18,8 +18,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 
-from rlvr_lab.grading.admission import (DEFAULT_KEY, collect_submissions, load_key, match_exercise, read_notebook,
-                                        static_notes)
+from rlvr_lab.grading.admission import (
+    DEFAULT_KEY,
+    collect_submissions,
+    load_key,
+    match_exercise,
+    read_notebook,
+    static_notes,
+)
 from rlvr_lab.grading.code_parts import ungraded
 from rlvr_lab.grading.exports import Outputs, load_marks, write_csv, write_outputs  # noqa: F401 (write_csv re-exported)
 from rlvr_lab.grading.gradescope import Layout, submitter_names
@@ -61,8 +67,10 @@ class _Progress:
             return
         width = 30
         filled = int(width * self.done / self.total)
-        line = (f"\rgrading [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-                f"{time.monotonic() - self.started:5.0f} s {label[-40:]:<40}")
+        line = (
+            f"\rgrading [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
+            f"{time.monotonic() - self.started:5.0f} s {label[-40:]:<40}"
+        )
         sys.stderr.write(line)
         sys.stderr.flush()
 
@@ -74,9 +82,16 @@ class _Progress:
                 sys.stderr.write("\n")
 
 
-def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: float = 120.0,
-          backend: str = "auto", progress: bool = False, memory_mb: int = 4096,
-          ray_address: str | None = None) -> dict:
+def grade(
+    submissions,
+    key_dir: str = DEFAULT_KEY,
+    workers: int = 2,
+    timeout_s: float = 120.0,
+    backend: str = "auto",
+    progress: bool = False,
+    memory_mb: int = 4096,
+    ray_address: str | None = None,
+) -> dict:
     """Grade notebooks; return the report (see ``book/instructors.md`` and ``rlvr-lab grade --json``).
 
     ``submissions`` are notebook paths or folders; ``workers`` notebooks run at once; ``timeout_s`` is each
@@ -96,8 +111,9 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
         raise ValueError(f"timeout_s must be > 0 seconds, got {timeout_s}")
     if ray_address is not None:
         if not isinstance(ray_address, str) or not ray_address.strip():
-            raise ValueError(f"ray_address must be a Ray cluster address such as 'auto' or 'HOST:6379', "
-                             f"got {ray_address!r}")
+            raise ValueError(
+                f"ray_address must be a Ray cluster address such as 'auto' or 'HOST:6379', got {ray_address!r}"
+            )
         from rlvr_lab.grading.ray_grader import ray_module
 
         ray_module()  # an ImportError naming the extra, before any work
@@ -111,15 +127,31 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
         stem = os.path.splitext(os.path.basename(path))[0]
         duplicate = reason.startswith("duplicate of")
         exercise = None if duplicate else key.get(stem)
-        items.append({"path": path, "exercise": exercise, "outcome": "refused", "reason": reason,
-                      "parts": _blank_parts(key_module, exercise, "refused: " + reason), "runtime_s": 0.0})
+        items.append(
+            {
+                "path": path,
+                "exercise": exercise,
+                "outcome": "refused",
+                "reason": reason,
+                "parts": _blank_parts(key_module, exercise, "refused: " + reason),
+                "runtime_s": 0.0,
+            }
+        )
     jobs = []
     for path, _ in accepted:
         cells, error = read_notebook(path)
-        exercise = match_exercise(path, cells, key) if error is None else key.get(
-            os.path.splitext(os.path.basename(path))[0])
-        item = {"path": path, "exercise": exercise, "outcome": "invalid" if error else None, "reason": error or "",
-                "parts": {}, "runtime_s": 0.0, "notes": static_notes(cells)}
+        exercise = (
+            match_exercise(path, cells, key) if error is None else key.get(os.path.splitext(os.path.basename(path))[0])
+        )
+        item = {
+            "path": path,
+            "exercise": exercise,
+            "outcome": "invalid" if error else None,
+            "reason": error or "",
+            "parts": {},
+            "runtime_s": 0.0,
+            "notes": static_notes(cells),
+        }
         if error is None and exercise is None:
             item.update(outcome="invalid", reason="matches no exercise of the key")
         if item["outcome"] == "invalid":
@@ -143,11 +175,15 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
                 errors.append(str(error))
                 reason = f"sandbox unavailable: {error}"
             elif type(error).__name__ == "LostNotebook":
-                reason = (f"not graded: its grading worker was lost mid-notebook {attempts} time(s) "
-                          f"(last on {error.node or '?'}: {error.error})")
+                reason = (
+                    f"not graded: its grading worker was lost mid-notebook {attempts} time(s) "
+                    f"(last on {error.node or '?'}: {error.error})"
+                )
             else:  # the grader's own fault on this notebook: say so, grade the rest
                 reason = f"grader error: {type(error).__name__}: {error}"
-            item.update(outcome="infra", reason=reason[:300], parts=_blank_parts(key_module, job.exercise, reason[:300]))
+            item.update(
+                outcome="infra", reason=reason[:300], parts=_blank_parts(key_module, job.exercise, reason[:300])
+            )
         item.update(attempts=attempts, node=node)
         bar.step(os.path.basename(job.path))
 
@@ -165,15 +201,21 @@ def grade(submissions, key_dir: str = DEFAULT_KEY, workers: int = 2, timeout_s: 
             grader.run(jobs, finish)
         finally:
             grader.close()
-        engine.update(engine="ray", ray_address=ray_address, nodes=grader.nodes(),
-                      faults=grader.faults_as_dicts())
+        engine.update(engine="ray", ray_address=ray_address, nodes=grader.nodes(), faults=grader.faults_as_dicts())
     runtimes = [i["runtime_s"] for i in items if i["outcome"] not in ("refused", "invalid", "infra")]
-    report = {"key": key_dir, "backend": backend, "timeout_s": timeout_s, "workers": workers,
-              "elapsed_s": round(time.monotonic() - started, 1),
-              "median_notebook_s": round(statistics.median(runtimes), 2) if runtimes else None,
-              "load_average": [round(x, 2) for x in os.getloadavg()], "sandbox_error": errors[0] if errors else None,
-              "sandboxes": sorted({i["sandbox"] for i in items if i.get("sandbox")}), **engine,
-              "submissions": []}
+    report = {
+        "key": key_dir,
+        "backend": backend,
+        "timeout_s": timeout_s,
+        "workers": workers,
+        "elapsed_s": round(time.monotonic() - started, 1),
+        "median_notebook_s": round(statistics.median(runtimes), 2) if runtimes else None,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "sandbox_error": errors[0] if errors else None,
+        "sandboxes": sorted({i["sandbox"] for i in items if i.get("sandbox")}),
+        **engine,
+        "submissions": [],
+    }
     report["ungraded"] = ungraded({"submissions": items})  # code parts the verifier could not decide
     for item in sorted(items, key=lambda i: (i["path"], i["outcome"] == "refused")):
         add_totals(item)
@@ -216,64 +258,118 @@ def format_table(report: dict) -> str:
     """The report as a plain-text table: one row per submission and part, then the class total."""
     lines = [f"{'submission':<48} {'part':<11} {'score':>5}  {'status':<10} {'time':>6}  reason"]
     for sub in report["submissions"]:
-        head = f"{sub['path'][-48:]:<48} {'[' + (sub['exercise'] or '?') + ']':<11} " \
-               f"{sub['score']}/{sub['max']:<3} {sub['outcome'] or '':<10} {sub['runtime_s']:6.1f}  {sub['reason']}"
+        head = (
+            f"{sub['path'][-48:]:<48} {'[' + (sub['exercise'] or '?') + ']':<11} "
+            f"{sub['score']}/{sub['max']:<3} {sub['outcome'] or '':<10} {sub['runtime_s']:6.1f}  {sub['reason']}"
+        )
         lines.append(head.rstrip())
         for part, entry in sub["parts"].items():
-            lines.append(f"{'':<48} {part:<11} {entry['score']}/{entry['max']:<3} {entry['status']:<10} "
-                         f"{'':>6}  {entry['detail'][:140]}".rstrip())
+            lines.append(
+                f"{'':<48} {part:<11} {entry['score']}/{entry['max']:<3} {entry['status']:<10} "
+                f"{'':>6}  {entry['detail'][:140]}".rstrip()
+            )
         for evidence in sub.get("tampering", [])[:5]:
             lines.append(f"{'':<48} tampering: {evidence[:150]}")
     graded = [s for s in report["submissions"] if counted(s)]
     total, most = sum(s["score"] for s in graded), sum(s["max"] for s in graded)
-    lines.append(f"total {total}/{most} over {len(graded)} notebooks in {report['elapsed_s']} s "
-                 f"(median {report['median_notebook_s']} s per notebook, load {report['load_average']}, "
-                 f"sandbox {', '.join(report.get('sandboxes') or ['none'])})")
+    lines.append(
+        f"total {total}/{most} over {len(graded)} notebooks in {report['elapsed_s']} s "
+        f"(median {report['median_notebook_s']} s per notebook, load {report['load_average']}, "
+        f"sandbox {', '.join(report.get('sandboxes') or ['none'])})"
+    )
     if report.get("engine") == "ray":
         lost = report.get("faults") or []
-        lines.append(f"graded on Ray at {report['ray_address']}: {len(report['nodes'])} node(s); "
-                     f"{len(lost)} notebook run(s) lost with their worker"
-                     + (f", {sum(not f['retried'] for f in lost)} not graded" if lost else ""))
+        lines.append(
+            f"graded on Ray at {report['ray_address']}: {len(report['nodes'])} node(s); "
+            f"{len(lost)} notebook run(s) lost with their worker"
+            + (f", {sum(not f['retried'] for f in lost)} not graded" if lost else "")
+        )
     return "\n".join(lines)
 
 
 def register(subparsers) -> None:
     """Add ``rlvr-lab grade SUBMISSION... [--key DIR] [--json OUT] [--csv OUT] [--feedback DIR] ...`` to the CLI."""
-    parser = subparsers.add_parser("grade", help="grade section 17.14 exercise notebooks, each in its own sandbox",
-                                   description=__doc__.split("\n\n")[0])
-    parser.add_argument("submissions", nargs="*", metavar="SUBMISSION",
-                        help="notebooks or folders of notebooks (one sub-folder per student names the student)")
-    parser.add_argument("--key", default=DEFAULT_KEY, metavar="DIR",
-                        help=f"folder of reference-solution notebooks, hidden from submissions (default {DEFAULT_KEY})")
+    parser = subparsers.add_parser(
+        "grade",
+        help="grade section 17.14 exercise notebooks, each in its own sandbox",
+        description=__doc__.split("\n\n")[0],
+    )
+    parser.add_argument(
+        "submissions",
+        nargs="*",
+        metavar="SUBMISSION",
+        help="notebooks or folders of notebooks (one sub-folder per student names the student)",
+    )
+    parser.add_argument(
+        "--key",
+        default=DEFAULT_KEY,
+        metavar="DIR",
+        help=f"folder of reference-solution notebooks, hidden from submissions (default {DEFAULT_KEY})",
+    )
     parser.add_argument("--json", default=None, metavar="OUT", help="also write the full report as JSON")
     parser.add_argument("--csv", default=None, metavar="OUT", help="also write one row per submission and part")
-    parser.add_argument("--feedback", default=None, metavar="DIR",
-                        help="write one feedback file per student, STUDENT.md and STUDENT.html, into DIR")
-    parser.add_argument("--marks", default=None, metavar="FILE",
-                        help="merge the instructor's rubric marks (CSV: student,exercise,part,points,comment; "
-                             "points in [0, 2] or blank) into every total and export")
-    parser.add_argument("--marks-template", default=None, metavar="OUT",
-                        help="write the marks CSV to fill in: one row per student and decision part")
+    parser.add_argument(
+        "--feedback",
+        default=None,
+        metavar="DIR",
+        help="write one feedback file per student, STUDENT.md and STUDENT.html, into DIR",
+    )
+    parser.add_argument(
+        "--marks",
+        default=None,
+        metavar="FILE",
+        help="merge the instructor's rubric marks (CSV: student,exercise,part,points,comment; "
+        "points in [0, 2] or blank) into every total and export",
+    )
+    parser.add_argument(
+        "--marks-template",
+        default=None,
+        metavar="OUT",
+        help="write the marks CSV to fill in: one row per student and decision part",
+    )
     parser.add_argument("--canvas", default=None, metavar="OUT", help="write a Canvas gradebook import CSV")
-    parser.add_argument("--canvas-roster", default=None, metavar="FILE",
-                        help="a Canvas gradebook export: matches students and assignment ids for --canvas")
-    parser.add_argument("--gradescope", action="store_true",
-                        help="run as Gradescope's autograder: grade ROOT/submission, write ROOT/results/results.json")
-    parser.add_argument("--gradescope-root", default="/autograder", metavar="ROOT",
-                        help="the autograder folder for --gradescope (default /autograder)")
-    parser.add_argument("--exercises", default="", metavar="EX,EX",
-                        help="with --gradescope: the exercises the assignment asks for (ex1,ex7); a missing "
-                             "notebook shows as failed tests")
+    parser.add_argument(
+        "--canvas-roster",
+        default=None,
+        metavar="FILE",
+        help="a Canvas gradebook export: matches students and assignment ids for --canvas",
+    )
+    parser.add_argument(
+        "--gradescope",
+        action="store_true",
+        help="run as Gradescope's autograder: grade ROOT/submission, write ROOT/results/results.json",
+    )
+    parser.add_argument(
+        "--gradescope-root",
+        default="/autograder",
+        metavar="ROOT",
+        help="the autograder folder for --gradescope (default /autograder)",
+    )
+    parser.add_argument(
+        "--exercises",
+        default="",
+        metavar="EX,EX",
+        help="with --gradescope: the exercises the assignment asks for (ex1,ex7); a missing "
+        "notebook shows as failed tests",
+    )
     parser.add_argument("--workers", type=int, default=2, help="notebooks executed in parallel (default 2)")
     parser.add_argument("--timeout", type=float, default=120.0, help="budget per notebook in seconds (default 120)")
-    parser.add_argument("--backend", default="auto",
-                        help="sandbox backend: auto (local as root or in a user namespace, else docker), local "
-                             "or docker (default auto)")
+    parser.add_argument(
+        "--backend",
+        default="auto",
+        help="sandbox backend: auto (local as root or in a user namespace, else docker), local "
+        "or docker (default auto)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    parser.add_argument("--ray-address", default=None, metavar="ADDRESS", type=_ray_address,
-                        help="grade on a Ray cluster (auto: the one this machine joined; HOST:6379): --workers "
-                             "slots spread over its machines, each notebook in its own sandbox there "
-                             "(needs rlvr-lab[fleet] on every machine)")
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDRESS",
+        type=_ray_address,
+        help="grade on a Ray cluster (auto: the one this machine joined; HOST:6379): --workers "
+        "slots spread over its machines, each notebook in its own sandbox there "
+        "(needs rlvr-lab[fleet] on every machine)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -298,11 +394,18 @@ def _plan(args) -> tuple:
     if not submissions:
         raise ValueError("submission: name at least one notebook or folder (or run with --gradescope)")
     expect = tuple(e.strip() for e in getattr(args, "exercises", "").split(",") if e.strip())
-    outputs = Outputs(json=args.json, csv=args.csv, feedback=getattr(args, "feedback", None),
-                      marks=getattr(args, "marks", None), marks_template=getattr(args, "marks_template", None),
-                      canvas=getattr(args, "canvas", None), canvas_roster=getattr(args, "canvas_roster", None),
-                      gradescope=layout.results if gradescope else None, expect=expect,
-                      submitter=submitter_names(layout) if gradescope else "")
+    outputs = Outputs(
+        json=args.json,
+        csv=args.csv,
+        feedback=getattr(args, "feedback", None),
+        marks=getattr(args, "marks", None),
+        marks_template=getattr(args, "marks_template", None),
+        canvas=getattr(args, "canvas", None),
+        canvas_roster=getattr(args, "canvas_roster", None),
+        gradescope=layout.results if gradescope else None,
+        expect=expect,
+        submitter=submitter_names(layout) if gradescope else "",
+    )
     return submissions, key, outputs
 
 
@@ -315,9 +418,15 @@ def run(args) -> int:
     try:
         submissions, key, outputs = _plan(args)
         marks = load_marks(outputs, submissions, key)
-        report = grade(submissions, key_dir=key, workers=args.workers, timeout_s=args.timeout,
-                       backend=args.backend, progress=not args.no_progress,
-                       ray_address=getattr(args, "ray_address", None))
+        report = grade(
+            submissions,
+            key_dir=key,
+            workers=args.workers,
+            timeout_s=args.timeout,
+            backend=args.backend,
+            progress=not args.no_progress,
+            ray_address=getattr(args, "ray_address", None),
+        )
     except (ValueError, ImportError) as exc:
         if _gradescope_empty(args, exc):
             return 0
@@ -338,22 +447,33 @@ def run(args) -> int:
     for what, path in written:
         print(f"wrote {what}: {path}")
     if report.get("manual", {}).get("unused"):
-        print("rlvr-lab grade: marks for a notebook that was not submitted (not counted): "
-              + "; ".join(report["manual"]["unused"][:10]), file=sys.stderr)
+        print(
+            "rlvr-lab grade: marks for a notebook that was not submitted (not counted): "
+            + "; ".join(report["manual"]["unused"][:10]),
+            file=sys.stderr,
+        )
     if report.get("manual", {}).get("unmarked"):
-        print(f"rlvr-lab grade: {report['manual']['unmarked']} written argument(s) not yet marked (scored 0)",
-              file=sys.stderr)
+        print(
+            f"rlvr-lab grade: {report['manual']['unmarked']} written argument(s) not yet marked (scored 0)",
+            file=sys.stderr,
+        )
     if report["sandbox_error"]:
         print(f"rlvr-lab grade: {report['sandbox_error']}", file=sys.stderr)
         return 3
     lost = [f["path"] for f in report.get("faults", []) if not f["retried"]]
     if lost:
-        print(f"rlvr-lab grade: {len(lost)} notebook(s) not graded, their grading workers were lost: "
-              + ", ".join(lost[:5]), file=sys.stderr)
+        print(
+            f"rlvr-lab grade: {len(lost)} notebook(s) not graded, their grading workers were lost: "
+            + ", ".join(lost[:5]),
+            file=sys.stderr,
+        )
         return 4
     if report["ungraded"]:
-        print(f"rlvr-lab grade: {len(report['ungraded'])} code part(s) not graded, the verifier could not decide "
-              "(pending/unknown, 0 points until regraded): " + ", ".join(report["ungraded"][:5]), file=sys.stderr)
+        print(
+            f"rlvr-lab grade: {len(report['ungraded'])} code part(s) not graded, the verifier could not decide "
+            "(pending/unknown, 0 points until regraded): " + ", ".join(report["ungraded"][:5]),
+            file=sys.stderr,
+        )
         return 5
     return 0
 
@@ -364,7 +484,8 @@ def _gradescope_empty(args, error: Exception) -> bool:
         return False
     submissions, key, outputs = _plan(args)
     empty = {"submissions": [], "elapsed_s": 0.0, "sandboxes": []}
-    write_outputs(empty, Outputs(gradescope=outputs.gradescope, expect=outputs.expect, submitter=outputs.submitter),
-                  key, {})
+    write_outputs(
+        empty, Outputs(gradescope=outputs.gradescope, expect=outputs.expect, submitter=outputs.submitter), key, {}
+    )
     print(f"rlvr-lab grade: {error}; wrote a zero results.json: {outputs.gradescope}")
     return True

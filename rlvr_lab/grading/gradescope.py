@@ -29,11 +29,17 @@ _FORMATS = ("text", "html", "simple_format", "md", "ansi")
 _TEST = {
     "type": "object",
     "properties": {
-        "score": {"type": "number", "minimum": 0}, "max_score": {"type": "number", "minimum": 0},
-        "status": {"enum": ["passed", "failed"]}, "name": {"type": "string"},
-        "name_format": {"enum": list(_FORMATS)}, "number": {"type": "string"}, "output": {"type": "string"},
-        "output_format": {"enum": list(_FORMATS)}, "tags": {"type": "array", "items": {"type": "string"}},
-        "visibility": {"enum": list(VISIBILITY)}, "extra_data": {"type": "object"},
+        "score": {"type": "number", "minimum": 0},
+        "max_score": {"type": "number", "minimum": 0},
+        "status": {"enum": ["passed", "failed"]},
+        "name": {"type": "string"},
+        "name_format": {"enum": list(_FORMATS)},
+        "number": {"type": "string"},
+        "output": {"type": "string"},
+        "output_format": {"enum": list(_FORMATS)},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "visibility": {"enum": list(VISIBILITY)},
+        "extra_data": {"type": "object"},
     },
     "additionalProperties": False,
 }
@@ -43,18 +49,33 @@ RESULTS_SCHEMA = {
     "$schema": "http://json-schema.org/draft-07/schema#",
     "type": "object",
     "properties": {
-        "score": {"type": "number", "minimum": 0}, "execution_time": {"type": "integer", "minimum": 0},
-        "output": {"type": "string"}, "output_format": {"enum": list(_FORMATS)},
-        "test_output_format": {"enum": list(_FORMATS)}, "test_name_format": {"enum": list(_FORMATS)},
-        "visibility": {"enum": list(VISIBILITY)}, "stdout_visibility": {"enum": list(VISIBILITY)},
-        "extra_data": {"type": "object"}, "tests": {"type": "array", "items": _TEST},
-        "leaderboard": {"type": "array", "items": {"type": "object", "required": ["name", "value"],
-                                                   "properties": {"name": {"type": "string"},
-                                                                  "value": {"type": ["number", "string"]},
-                                                                  "order": {"enum": ["asc", "desc"]}}}},
+        "score": {"type": "number", "minimum": 0},
+        "execution_time": {"type": "integer", "minimum": 0},
+        "output": {"type": "string"},
+        "output_format": {"enum": list(_FORMATS)},
+        "test_output_format": {"enum": list(_FORMATS)},
+        "test_name_format": {"enum": list(_FORMATS)},
+        "visibility": {"enum": list(VISIBILITY)},
+        "stdout_visibility": {"enum": list(VISIBILITY)},
+        "extra_data": {"type": "object"},
+        "tests": {"type": "array", "items": _TEST},
+        "leaderboard": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "value"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "value": {"type": ["number", "string"]},
+                    "order": {"enum": ["asc", "desc"]},
+                },
+            },
+        },
     },
-    "anyOf": [{"required": ["score"]},
-              {"required": ["tests"], "properties": {"tests": {"items": {"required": ["score"]}}}}],
+    "anyOf": [
+        {"required": ["score"]},
+        {"required": ["tests"], "properties": {"tests": {"items": {"required": ["score"]}}}},
+    ],
     "additionalProperties": False,
 }
 
@@ -108,9 +129,15 @@ def _test(part_id: str, entry: dict, part, exercise_title: str) -> dict:
     hint = part_hints(part, entry.get("detail", "")) if entry["status"] not in ("not submitted", "correct") else ""
     if not full and entry.get("kind") != "rubric" and hint:
         lines.append("Hint: " + hint)
-    return {"name": f"{exercise_title} ({part_id.split('.')[1].removeprefix('part_')}) {entry.get('title', '')}".strip(),
-            "number": _number(part_id), "score": float(entry["score"]), "max_score": float(entry["max"]),
-            "status": "passed" if full else "failed", "output": "\n".join(lines), "visibility": "visible"}
+    return {
+        "name": f"{exercise_title} ({part_id.split('.')[1].removeprefix('part_')}) {entry.get('title', '')}".strip(),
+        "number": _number(part_id),
+        "score": float(entry["score"]),
+        "max_score": float(entry["max"]),
+        "status": "passed" if full else "failed",
+        "output": "\n".join(lines),
+        "visibility": "visible",
+    }
 
 
 def results_json(report: dict, key_module, expect=(), submitter: str = "") -> dict:
@@ -140,20 +167,39 @@ def results_json(report: dict, key_module, expect=(), submitter: str = "") -> di
         notes.append(f"{exercise}: no notebook submitted")
         for pid, part in parts.items():
             if pid.startswith(exercise + "."):
-                blank = {"score": 0, "max": 1, "status": "not submitted", "title": part.title,
-                         "detail": f"no notebook for {exercise} in the submission"}
+                blank = {
+                    "score": 0,
+                    "max": 1,
+                    "status": "not submitted",
+                    "title": part.title,
+                    "detail": f"no notebook for {exercise} in the submission",
+                }
                 tests.append(_test(pid, blank, part, titles.get(exercise, exercise)))
     score = sum(t["score"] for t in tests)
     most = sum(t["max_score"] for t in tests)
-    head = f"RLVR Lab exercises{' for ' + submitter if submitter else ''}: {score:g}/{most:g} points over " \
-           f"{len(subs)} notebook(s), each run in its own sandbox."
+    head = (
+        f"RLVR Lab exercises{' for ' + submitter if submitter else ''}: {score:g}/{most:g} points over "
+        f"{len(subs)} notebook(s), each run in its own sandbox."
+    )
     if "manual" not in report and any(getattr(p, "argued", False) for p in parts.values()):
         head += " Written arguments of decision parts are graded by hand against the rubric."
-    return {"score": float(score), "execution_time": int(round(report.get("elapsed_s") or 0)),
-            "output": "\n".join([head] + notes), "output_format": "text", "test_output_format": "text",
-            "test_name_format": "text", "visibility": "visible", "stdout_visibility": "hidden",
-            "tests": tests, "extra_data": {"rlvr_lab": {"sandboxes": report.get("sandboxes", []),
-                                                        "notebooks": [os.path.basename(s["path"]) for s in subs]}}}
+    return {
+        "score": float(score),
+        "execution_time": int(round(report.get("elapsed_s") or 0)),
+        "output": "\n".join([head] + notes),
+        "output_format": "text",
+        "test_output_format": "text",
+        "test_name_format": "text",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+        "extra_data": {
+            "rlvr_lab": {
+                "sandboxes": report.get("sandboxes", []),
+                "notebooks": [os.path.basename(s["path"]) for s in subs],
+            }
+        },
+    }
 
 
 def write_results(results: dict, path: str) -> str:

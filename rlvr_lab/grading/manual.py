@@ -20,8 +20,17 @@ from dataclasses import dataclass
 
 from rlvr_lab.grading.roster import add_totals, by_student, sheet_cell, sheet_text
 
-__all__ = ["RUBRIC_POINTS", "MARK_FIELDS", "Mark", "rubrics", "decision_parts", "rubric_id", "read_marks",
-           "merge_marks", "write_template"]
+__all__ = [
+    "RUBRIC_POINTS",
+    "MARK_FIELDS",
+    "Mark",
+    "rubrics",
+    "decision_parts",
+    "rubric_id",
+    "read_marks",
+    "merge_marks",
+    "write_template",
+]
 
 #: Points of one written argument (a decision part's rubric): 0 none, 1 partial, 2 full; halves allowed.
 RUBRIC_POINTS = 2.0
@@ -78,7 +87,7 @@ def rubrics(key_dir: str) -> dict:
 def _part_id(exercise: str, part: str) -> str:
     part = part.strip().lower()
     if part.startswith(exercise + "."):
-        part = part[len(exercise) + 1:]
+        part = part[len(exercise) + 1 :]
     return f"{exercise}.{part if part.startswith('part_') else 'part_' + part}"
 
 
@@ -102,8 +111,10 @@ def read_marks(path: str, key_module, students=None) -> dict:
         reader = csv.DictReader(handle)
         missing = [f for f in MARK_FIELDS if f not in (reader.fieldnames or [])]
         if missing:
-            raise ValueError(f"marks file {path!r}: the header must name the columns {', '.join(MARK_FIELDS)}; "
-                             f"missing {', '.join(missing)}")
+            raise ValueError(
+                f"marks file {path!r}: the header must name the columns {', '.join(MARK_FIELDS)}; "
+                f"missing {', '.join(missing)}"
+            )
         for row in reader:
             line = reader.line_num
 
@@ -114,15 +125,19 @@ def read_marks(path: str, key_module, students=None) -> dict:
             if not student:
                 raise fail("student is empty")
             if known is not None and student not in known:
-                raise fail(f"student {student!r} has no submission in this run (students: "
-                           f"{', '.join(sorted(known)[:8])}{' ...' if len(known) > 8 else ''})")
+                raise fail(
+                    f"student {student!r} has no submission in this run (students: "
+                    f"{', '.join(sorted(known)[:8])}{' ...' if len(known) > 8 else ''})"
+                )
             if exercise not in exercises:
                 raise fail(f"exercise must be one of {exercises}, got {row['exercise']!r}")
             part_id = _part_id(exercise, row["part"] or "")
             if part_id not in decision:
                 choices = [p.split(".")[1] for p in decision if p.startswith(exercise + ".")]
-                raise fail(f"part {row['part']!r} of {exercise} is not a decision part with a rubric "
-                           f"(the decision parts of {exercise}: {', '.join(choices) or 'none'})")
+                raise fail(
+                    f"part {row['part']!r} of {exercise} is not a decision part with a rubric "
+                    f"(the decision parts of {exercise}: {', '.join(choices) or 'none'})"
+                )
             text = (row["points"] or "").strip()
             points = None
             if text:
@@ -160,18 +175,31 @@ def merge_marks(report: dict, marks: dict, key_module) -> dict:
                 applied.add((student, pid))
                 if mark is not None and mark.points is not None:
                     used += 1
-                    parts[rubric_id(pid)] = {"score": mark.points, "max": RUBRIC_POINTS, "status": "marked",
-                                             "detail": mark.comment, "title": f"{entry['title']}: written argument",
-                                             "kind": "rubric"}
+                    parts[rubric_id(pid)] = {
+                        "score": mark.points,
+                        "max": RUBRIC_POINTS,
+                        "status": "marked",
+                        "detail": mark.comment,
+                        "title": f"{entry['title']}: written argument",
+                        "kind": "rubric",
+                    }
                 else:
                     unmarked += 1
-                    parts[rubric_id(pid)] = {"score": 0, "max": RUBRIC_POINTS, "status": "unmarked",
-                                             "detail": mark.comment if mark else "",
-                                             "title": f"{entry['title']}: written argument", "kind": "rubric"}
+                    parts[rubric_id(pid)] = {
+                        "score": 0,
+                        "max": RUBRIC_POINTS,
+                        "status": "unmarked",
+                        "detail": mark.comment if mark else "",
+                        "title": f"{entry['title']}: written argument",
+                        "kind": "rubric",
+                    }
             sub["parts"] = parts
             add_totals(sub)
-    unused = [f"line {m.row}: {m.student} {m.part_id}" for key, m in sorted(marks.items(), key=lambda kv: kv[1].row)
-              if key not in applied]
+    unused = [
+        f"line {m.row}: {m.student} {m.part_id}"
+        for key, m in sorted(marks.items(), key=lambda kv: kv[1].row)
+        if key not in applied
+    ]
     report["manual"] = {"rubric_points": RUBRIC_POINTS, "marked": used, "unmarked": unmarked, "unused": unused}
     return report
 
@@ -183,11 +211,19 @@ def write_template(report: dict, path: str, key_module, marks: dict | None = Non
     """
     decision, rows = decision_parts(key_module), []
     for student, subs in by_student(report).items():
-        for pid in sorted({p for s in subs if s.get("exercise") for p in decision if p.startswith(s["exercise"] + ".")}):
+        for pid in sorted(
+            {p for s in subs if s.get("exercise") for p in decision if p.startswith(s["exercise"] + ".")}
+        ):
             mark = (marks or {}).get((student, pid))
-            rows.append({"student": sheet_cell(student), "exercise": pid.split(".")[0], "part": pid.split(".")[1],
-                         "points": "" if mark is None or mark.points is None else f"{mark.points:g}",
-                         "comment": sheet_cell(mark.comment) if mark else ""})
+            rows.append(
+                {
+                    "student": sheet_cell(student),
+                    "exercise": pid.split(".")[0],
+                    "part": pid.split(".")[1],
+                    "points": "" if mark is None or mark.points is None else f"{mark.points:g}",
+                    "comment": sheet_cell(mark.comment) if mark else "",
+                }
+            )
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(MARK_FIELDS))
         writer.writeheader()

@@ -27,15 +27,39 @@ def serve(rfd, wfd, workdir="."):
     """Stage 1 (zygote's sandbox process): replace this process with the executor. Never returns."""
     with open(os.path.join(workdir, "run.json"), encoding="utf-8") as handle:
         run = json.load(handle)
-    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
-           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": "/tmp",
+        "LANG": "C.UTF-8",
+        "MPLBACKEND": "Agg",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+    }
     library_path = [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") + run.get("ld_path", []) if p]
     if library_path:  # the docker image's interpreter, and the host libraries numpy links against
         env["LD_LIBRARY_PATH"] = ":".join(library_path)
     os.set_inheritable(rfd, True)
-    os.execve(run["python"], [run["python"], "-B", "-s", run["executor"], "--fd", str(rfd), "--workdir",
-                              os.path.abspath(workdir), "--lib", run["lib"], "--site", ":".join(run.get("site", []))], env)
+    os.execve(
+        run["python"],
+        [
+            run["python"],
+            "-B",
+            "-s",
+            run["executor"],
+            "--fd",
+            str(rfd),
+            "--workdir",
+            os.path.abspath(workdir),
+            "--lib",
+            run["lib"],
+            "--site",
+            ":".join(run.get("site", [])),
+        ],
+        env,
+    )
 
 
 def encode(value, depth=0):
@@ -68,8 +92,11 @@ def encode(value, depth=0):
             item = value.reshape(-1)[0].item() if kind.__name__ == "ndarray" else value.item()
             return encode(item, depth)
     if kind in (list, tuple) and depth < MAX_DEPTH and len(value) <= MAX_ITEMS:
-        return {"$tuple": [encode(v, depth + 1) for v in value]} if kind is tuple else \
-            [encode(v, depth + 1) for v in value]
+        return (
+            {"$tuple": [encode(v, depth + 1) for v in value]}
+            if kind is tuple
+            else [encode(v, depth + 1) for v in value]
+        )
     return {"$unsupported": kind.__name__[:60]}
 
 
@@ -85,7 +112,7 @@ class _Writer:
         data = self.dumps(message).encode("ascii")
         data = self.pack(">I", len(data)) + data
         while data:
-            data = data[self.write(self.fd, data):]
+            data = data[self.write(self.fd, data) :]
 
 
 class _Capture:
@@ -121,9 +148,13 @@ def _watchlist(checks_module):
     import math
 
     items = []
-    for mod, names in ((builtins, ("print", "isinstance", "type", "float", "int", "str", "open", "__import__")),
-                       (math, ("isclose", "isfinite", "floor", "ceil", "log10")), (json, ("dumps", "loads")),
-                       (hashlib, ("pbkdf2_hmac",)), (os, ("write",))):
+    for mod, names in (
+        (builtins, ("print", "isinstance", "type", "float", "int", "str", "open", "__import__")),
+        (math, ("isclose", "isfinite", "floor", "ceil", "log10")),
+        (json, ("dumps", "loads")),
+        (hashlib, ("pbkdf2_hmac",)),
+        (os, ("write",)),
+    ):
         for name in names:
             items.append((f"{mod.__name__}.{name}", (lambda m=mod, n=name: getattr(m, n, None)), getattr(mod, name)))
     if checks_module is not None:
@@ -208,8 +239,18 @@ def main(argv=None):
                 values[name] = encode(shell.user_ns[name]) if name in shell.user_ns else {"$missing": True}
             except BaseException as exc:
                 values[name] = {"$unsupported": type(exc).__name__}
-        out.send({"t": "cell", "i": index, "error": error, "out": sink.text(), "chars": sink.total,
-                  "s": round(elapsed, 4), "values": values, "evidence": _evidence(watch, shell, checks_module, seen)})
+        out.send(
+            {
+                "t": "cell",
+                "i": index,
+                "error": error,
+                "out": sink.text(),
+                "chars": sink.total,
+                "s": round(elapsed, 4),
+                "values": values,
+                "evidence": _evidence(watch, shell, checks_module, seen),
+            }
+        )
     out.send({"t": "done"})
     out.exit(0)
 

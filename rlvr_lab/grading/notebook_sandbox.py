@@ -71,8 +71,15 @@ class SandboxConfig:
         """The sandbox limits. The CPU limit sits above the longest stretched deadline, so that a notebook
         that loops on a busy host still ends as ``timeout`` (the wall clock) and not as ``died``."""
         cpu_s = max(1, math.ceil(STRETCH_MAX * self.timeout_s) + 1)
-        return Limits(wall_s=self.timeout_s, cpu_s=cpu_s, memory_mb=self.memory_mb,
-                      processes=self.processes, file_mb=self.file_mb, open_files=256, output_kb=self.output_kb)
+        return Limits(
+            wall_s=self.timeout_s,
+            cpu_s=cpu_s,
+            memory_mb=self.memory_mb,
+            processes=self.processes,
+            file_mb=self.file_mb,
+            open_files=256,
+            output_kb=self.output_kb,
+        )
 
 
 @dataclass
@@ -104,8 +111,13 @@ def stage_library(dest: str, source: Path = LIBRARY) -> str:
     :data:`HIDDEN_NAMES`, and its executor beside it, all read-only; return ``dest`` (for sys.path)."""
     source = Path(source)
     target = os.path.join(dest, source.name)
-    shutil.copytree(source, target, ignore=lambda folder, names: [n for n in names if n in HIDDEN_FOLDERS
-                                                                  or n in HIDDEN_NAMES or n.endswith(".pyc")])
+    shutil.copytree(
+        source,
+        target,
+        ignore=lambda folder, names: [
+            n for n in names if n in HIDDEN_FOLDERS or n in HIDDEN_NAMES or n.endswith(".pyc")
+        ],
+    )
     shutil.copyfile(source / "grading" / EXECUTOR, os.path.join(dest, EXECUTOR))
     for root, _dirs, files in os.walk(dest):
         os.chmod(root, 0o755)
@@ -136,7 +148,7 @@ def decode(tree, depth: int = 0):
     if type(tree) is list and depth < 3:
         return [decode(v, depth + 1) for v in tree]
     if type(tree) is dict and len(tree) == 1:
-        (tag, body), = tree.items()
+        ((tag, body),) = tree.items()
         try:
             if tag == "$missing":
                 return None
@@ -159,8 +171,9 @@ def decode(tree, depth: int = 0):
 def _environment_dirs() -> tuple:
     """The course's Python environment: this prefix and every package folder on the path (a ``.pth`` may
     add one outside the prefix), shown read-only in each sandbox."""
-    dirs = {sys.prefix} | {p for p in sys.path if p and os.path.basename(p) in ("site-packages", "dist-packages")
-                           and os.path.isdir(p)}
+    dirs = {sys.prefix} | {
+        p for p in sys.path if p and os.path.basename(p) in ("site-packages", "dist-packages") and os.path.isdir(p)
+    }
     return tuple(sorted(os.path.realpath(p) for p in dirs))
 
 
@@ -182,13 +195,17 @@ def _docker_backend(slot: Path):
     binds = {str(slot / "lib"): "/opt/rlvr-lib", **{p: f"/opt/site{i}" for i, p in enumerate(site)}}
     # the image holds the interpreter's own libraries only; compiled packages (numpy: libstdc++) need
     # the host's shared libraries, shown read-only after the image's on the library path
-    host_libs = [p for p in (f"/usr/lib/{sysconfig.get_config_var('MULTIARCH') or 'x86_64-linux-gnu'}",)
-                 if os.path.isdir(p)]
+    host_libs = [
+        p for p in (f"/usr/lib/{sysconfig.get_config_var('MULTIARCH') or 'x86_64-linux-gnu'}",) if os.path.isdir(p)
+    ]
     binds.update({p: f"/opt/hostlib{i}" for i, p in enumerate(host_libs)})
     backend = make_backend("docker", slot, EXECUTOR_PATH, binds=binds)
-    return backend, {"python": f"{PY_PREFIX}/bin/python3", "lib": "/opt/rlvr-lib",
-                     "site": [f"/opt/site{i}" for i in range(len(site))],
-                     "ld_path": [f"/opt/hostlib{i}" for i in range(len(host_libs))]}
+    return backend, {
+        "python": f"{PY_PREFIX}/bin/python3",
+        "lib": "/opt/rlvr-lib",
+        "site": [f"/opt/site{i}" for i in range(len(site))],
+        "ld_path": [f"/opt/hostlib{i}" for i in range(len(host_libs))],
+    }
 
 
 def _make_backend(name: str, slot: Path, hide: tuple):
@@ -202,8 +219,10 @@ def _make_backend(name: str, slot: Path, hide: tuple):
     if name not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
     if name == "process":
-        raise SandboxUnavailable("grading does not use the process backend: it cannot hide the key and the "
-                                 "other submissions from a notebook; use local (root or user namespaces) or docker")
+        raise SandboxUnavailable(
+            "grading does not use the process backend: it cannot hide the key and the "
+            "other submissions from a notebook; use local (root or user namespaces) or docker"
+        )
     if name == "docker":
         return _docker_backend(slot)
     try:
@@ -308,7 +327,7 @@ class NotebookRunner:
                     return self._violation(result, f"a frame of {size} bytes on the grading channel")
                 if len(buffer) < 4 + size:
                     break
-                raw, buffer = bytes(buffer[4:4 + size]), buffer[4 + size:]
+                raw, buffer = bytes(buffer[4 : 4 + size]), buffer[4 + size :]
                 verdict = self._frame(raw, cells, names, result)
                 if verdict is not None:
                     return verdict
@@ -349,5 +368,7 @@ class NotebookRunner:
             result.evidence += [f"cell {self._label(index)}: {str(e)[:200]}" for e in evidence[:20]]
         error = frame.get("error")
         if error is not None and len(result.errors) < ERRORS_KEPT:
-            result.errors.append({"cell": self._label(index), "error": str(error)[:300], "out": str(frame.get("out", ""))[-600:]})
+            result.errors.append(
+                {"cell": self._label(index), "error": str(error)[:300], "out": str(frame.get("out", ""))[-600:]}
+            )
         return None

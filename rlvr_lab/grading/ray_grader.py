@@ -42,7 +42,7 @@ def sweep_orphans() -> list[str]:
     removed = []
     for folder in glob.glob(os.path.join(tempfile.gettempdir(), SCRATCH_PREFIX + "*-*")):
         try:
-            pid = int(os.path.basename(folder)[len(SCRATCH_PREFIX):].split("-", 1)[0])
+            pid = int(os.path.basename(folder)[len(SCRATCH_PREFIX) :].split("-", 1)[0])
             if os.stat(folder).st_uid != os.getuid() or pid == os.getpid():
                 continue
             os.kill(pid, 0)  # alive (or a reused PID): keep
@@ -131,20 +131,38 @@ class RayGrader:
     with its slot is sent again before its outcome is ``infra``. ``slot_cpus``: logical CPUs reserved per slot.
     """
 
-    def __init__(self, key: KeyData, settings: GradeSettings, workers: int = 2, address: str | None = "auto",
-                 lost_retries: int = 2, slot_cpus: float = 1.0):
+    def __init__(
+        self,
+        key: KeyData,
+        settings: GradeSettings,
+        workers: int = 2,
+        address: str | None = "auto",
+        lost_retries: int = 2,
+        slot_cpus: float = 1.0,
+    ):
         import rlvr_lab
 
         self.workers, self.lost_retries = workers, lost_retries
         self.budget = 2 * (trial_budget_s(settings.timeout_s) + EXIT_GRACE_S) + START_S  # NotebookRunner tries twice
-        self.slots = RayWorkers(_actor_class(), lambda i, generation: (key, settings), workers, address=address,
-                                slot_cpus=slot_cpus, check_fit=True, lost_retries=lost_retries,
-                                start_timeout_s=START_S, replace_s=REPLACE_S, name="ray-grading-slot")
+        self.slots = RayWorkers(
+            _actor_class(),
+            lambda i, generation: (key, settings),
+            workers,
+            address=address,
+            slot_cpus=slot_cpus,
+            check_fit=True,
+            lost_retries=lost_retries,
+            start_timeout_s=START_S,
+            replace_s=REPLACE_S,
+            name="ray-grading-slot",
+        )
         wrong = {i["version"] for i in self.slots.slot_info} - {rlvr_lab.__version__}
         if wrong:
             self.close()
-            raise RuntimeError(f"grading nodes run rlvr-lab {sorted(wrong)}, this grader {rlvr_lab.__version__}: "
-                               "install the same version on every machine")
+            raise RuntimeError(
+                f"grading nodes run rlvr-lab {sorted(wrong)}, this grader {rlvr_lab.__version__}: "
+                "install the same version on every machine"
+            )
 
     @property
     def faults(self) -> list[LostNotebook]:

@@ -144,8 +144,13 @@ def score_parts(key_module, exercise: str, run, stopped: str) -> dict:
         out[part_id] = entry
     for part_id, (part, _) in getattr(key_module, "CODE_PARTS", {}).items():  # graded by the verifier, if it runs
         if part_id.startswith(exercise + "."):
-            out[part_id] = {"score": 0, "max": 1, "title": part.title, "status": "not run",
-                            "detail": stopped or "not graded"}
+            out[part_id] = {
+                "score": 0,
+                "max": 1,
+                "title": part.title,
+                "status": "not run",
+                "detail": stopped or "not graded",
+            }
     return out
 
 
@@ -168,8 +173,9 @@ class GradingSlot:
         self.module = key_module(key)
         self._verifier = None
         self.scratch = tempfile.mkdtemp(prefix=prefix)
-        config = SandboxConfig(backend=settings.backend, timeout_s=float(settings.timeout_s),
-                               memory_mb=settings.memory_mb)
+        config = SandboxConfig(
+            backend=settings.backend, timeout_s=float(settings.timeout_s), memory_mb=settings.memory_mb
+        )
         hide = tuple(p for p in settings.hide if os.path.isdir(p))  # the grader's folders present here
         try:
             self.runner = NotebookRunner(Path(self.scratch) / "slot", config, hide=hide)
@@ -199,8 +205,9 @@ class GradingSlot:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def grade_notebook(job: NotebookJob, key: KeyData, settings: GradeSettings, slot: GradingSlot | None = None,
-                   node: str = "") -> dict:
+def grade_notebook(
+    job: NotebookJob, key: KeyData, settings: GradeSettings, slot: GradingSlot | None = None, node: str = ""
+) -> dict:
     """Run ``job`` in a fresh sandbox and score it: plain data in, a plain dict out.
 
     ``slot``: a warm :class:`GradingSlot` for the same key and settings (None: one is opened for this
@@ -215,12 +222,22 @@ def grade_notebook(job: NotebookJob, key: KeyData, settings: GradeSettings, slot
         run = slot.runner.run([src for _, src in job.cells], names, [n for n, _ in job.cells])
         stopped = run.reason if run.outcome != "completed" else ""
         parts = score_parts(slot.module, job.exercise, run, stopped)
-        parts.update(score_code_parts(slot.module, job.exercise, [src for _, src in job.cells], dict(key.hidden),
-                                      slot.verifier))
+        parts.update(
+            score_code_parts(slot.module, job.exercise, [src for _, src in job.cells], dict(key.hidden), slot.verifier)
+        )
         code_s = sum(e["verdict"]["seconds"] for e in parts.values() if "verdict" in e)
-        return {"outcome": run.outcome, "reason": run.reason, "runtime_s": run.runtime_s, "code_s": round(code_s, 3),
-                "tampering": list(run.evidence), "cells_run": run.cells_run, "cell_errors": list(run.errors),
-                "parts": parts, "node": slot.node, "sandbox": slot.sandbox}
+        return {
+            "outcome": run.outcome,
+            "reason": run.reason,
+            "runtime_s": run.runtime_s,
+            "code_s": round(code_s, 3),
+            "tampering": list(run.evidence),
+            "cells_run": run.cells_run,
+            "cell_errors": list(run.errors),
+            "parts": parts,
+            "node": slot.node,
+            "sandbox": slot.sandbox,
+        }
     finally:
         if own:
             slot.close()

@@ -25,5 +25,14 @@ from rlvr_lab.sandbox.backend import (
 )
 from rlvr_lab.sandbox.factory import make_backend, resolve_backend
 
-__all__ = ["BACKENDS", "Limits", "SandboxBackend", "SandboxExit", "SandboxFault", "SandboxSession",
-           "SandboxUnavailable", "make_backend", "resolve_backend"]
+__all__ = [
+    "BACKENDS",
+    "Limits",
+    "SandboxBackend",
+    "SandboxExit",
+    "SandboxFault",
+    "SandboxSession",
+    "SandboxUnavailable",
+    "make_backend",
+    "resolve_backend",
+]

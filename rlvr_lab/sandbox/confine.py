@@ -60,8 +60,9 @@ def drop_capabilities():
 
 def landlock_abi():
     """The kernel's Landlock ABI version, 0 where Landlock is missing or disabled."""
-    version = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
-                            ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION))
+    version = _libc.syscall(
+        SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION)
+    )
     return max(0, int(version))
 
 
@@ -88,8 +89,7 @@ def landlock(read_only, writable, abi):
         fields.append(ctypes.c_uint64(SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL))
         layers.append("landlock-signal-scope")
     attr = (ctypes.c_uint64 * len(fields))(*[f.value for f in fields])
-    ruleset = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, attr, ctypes.c_size_t(ctypes.sizeof(attr)),
-                            ctypes.c_uint32(0))
+    ruleset = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, attr, ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0))
     if ruleset < 0:
         _fail("landlock_create_ruleset")
     file_rights = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | (FS_TRUNCATE if abi >= 3 else 0)
@@ -106,8 +106,16 @@ def landlock(read_only, writable, abi):
                 if not os.path.isdir(path):
                     rights &= file_rights
                 rule = _PathBeneath(rights, fd)
-                if _libc.syscall(SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH),
-                                 ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
+                if (
+                    _libc.syscall(
+                        SYS_LANDLOCK_ADD_RULE,
+                        ctypes.c_int(ruleset),
+                        ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH),
+                        ctypes.byref(rule),
+                        ctypes.c_uint32(0),
+                    )
+                    != 0
+                ):
                     _fail(f"landlock_add_rule {path}")
             finally:
                 os.close(fd)
@@ -146,16 +154,16 @@ def network_filter(machine):
         return None
     arch, nr_socket, nr_io_uring = SECCOMP_ARCH[machine]
     return [
-        (_LD_ABS, 0, 0, 4),                # 0  A = arch
-        (_JEQ, 1, 0, arch),                # 1  native arch: skip the kill
-        (_RET, 0, 0, RET_KILL_PROCESS),    # 2
-        (_LD_ABS, 0, 0, 0),                # 3  A = syscall number
-        (_JGE, 5, 0, 0x40000000),          # 4  x32 call -> 10
-        (_JEQ, 4, 0, nr_io_uring),         # 5  io_uring_setup -> 10
-        (_JEQ, 0, 2, nr_socket),           # 6  socket -> 7, anything else -> 9
-        (_LD_ABS, 0, 0, 16),               # 7  A = domain
-        (_JEQ, 0, 1, AF_UNIX),             # 8  AF_UNIX -> 9, else -> 10
-        (_RET, 0, 0, RET_ALLOW),           # 9
+        (_LD_ABS, 0, 0, 4),  # 0  A = arch
+        (_JEQ, 1, 0, arch),  # 1  native arch: skip the kill
+        (_RET, 0, 0, RET_KILL_PROCESS),  # 2
+        (_LD_ABS, 0, 0, 0),  # 3  A = syscall number
+        (_JGE, 5, 0, 0x40000000),  # 4  x32 call -> 10
+        (_JEQ, 4, 0, nr_io_uring),  # 5  io_uring_setup -> 10
+        (_JEQ, 0, 2, nr_socket),  # 6  socket -> 7, anything else -> 9
+        (_LD_ABS, 0, 0, 16),  # 7  A = domain
+        (_JEQ, 0, 1, AF_UNIX),  # 8  AF_UNIX -> 9, else -> 10
+        (_RET, 0, 0, RET_ALLOW),  # 9
         (_RET, 0, 0, RET_ERRNO | EACCES),  # 10
     ]
 
@@ -186,7 +194,7 @@ def children_of(pids):
                 stat = fh.read()
         except OSError:
             continue
-        fields = stat[stat.rfind(b")") + 2:].split()
+        fields = stat[stat.rfind(b")") + 2 :].split()
         if len(fields) > 1 and int(fields[1]) in pids:
             found.append(int(name))
     return found

@@ -102,8 +102,12 @@ class DockerSession(SandboxSession):
         A candidate cannot reach the engine's API, so such an event is an operator's or the host's doing.
         """
         try:
-            events = self.container.client.events(since=self._started - 1, until=int(time.time()) + 1, decode=True,
-                                                  filters={"container": self.container.id, "event": "kill"})
+            events = self.container.client.events(
+                since=self._started - 1,
+                until=int(time.time()) + 1,
+                decode=True,
+                filters={"container": self.container.id, "event": "kill"},
+            )
             return any(True for _ in events)
         except Exception:
             return False
@@ -137,16 +141,24 @@ class DockerSession(SandboxSession):
             if reason == "timeout":
                 record = SandboxExit("timeout", detail=self._clock.describe(), output=output)
             elif reason == "output_cap":
-                record = SandboxExit("output_cap", detail=f"output exceeded {self.limits.output_kb * 1024} bytes", output=output)
+                record = SandboxExit(
+                    "output_cap", detail=f"output exceeded {self.limits.output_kb * 1024} bytes", output=output
+                )
             elif state.get("OOMKilled"):
                 record = SandboxExit("limit", detail=f"memory limit of {self.limits.memory_mb} MiB", output=output)
             elif ran_out and self._killed_from_outside():
-                record = SandboxExit("infra", exit_code=code, detail="the container was killed from outside the verifier",
-                                     output=output)
+                record = SandboxExit(
+                    "infra", exit_code=code, detail="the container was killed from outside the verifier", output=output
+                )
             elif ran_out:
                 sig = code - 128 if code > 128 else None
-                record = SandboxExit("exited", exit_code=code, signal=sig,
-                                     detail=f"candidate process exited with status {code}", output=output)
+                record = SandboxExit(
+                    "exited",
+                    exit_code=code,
+                    signal=sig,
+                    detail=f"candidate process exited with status {code}",
+                    output=output,
+                )
             else:
                 record = SandboxExit("killed", output=output)
         finally:
@@ -202,25 +214,42 @@ class DockerBackend(SandboxBackend):
         os.chmod(chan_dir / "sock", 0o777)
         listener.listen(1)
         mib = 1024 * 1024
-        ulimits = [docker.types.Ulimit(name="cpu", soft=limits.cpu_s, hard=limits.cpu_s),
-                   docker.types.Ulimit(name="fsize", soft=limits.file_mb * mib, hard=limits.file_mb * mib),
-                   docker.types.Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
-                   docker.types.Ulimit(name="core", soft=0, hard=0)]
+        ulimits = [
+            docker.types.Ulimit(name="cpu", soft=limits.cpu_s, hard=limits.cpu_s),
+            docker.types.Ulimit(name="fsize", soft=limits.file_mb * mib, hard=limits.file_mb * mib),
+            docker.types.Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
+            docker.types.Ulimit(name="core", soft=0, hard=0),
+        ]
         try:
             container = self.client.containers.create(
-                IMAGE, [f"{PY_PREFIX}/bin/python3", "-I", "-S", "-B", "-c", BOOTSTRAP],
-                user=SANDBOX_USER, working_dir="/workspace", network_mode="none", read_only=True,
+                IMAGE,
+                [f"{PY_PREFIX}/bin/python3", "-I", "-S", "-B", "-c", BOOTSTRAP],
+                user=SANDBOX_USER,
+                working_dir="/workspace",
+                network_mode="none",
+                read_only=True,
                 tmpfs={"/tmp": "rw,nosuid,nodev,size=16m"},
-                volumes={str(workspace): {"bind": "/workspace", "mode": "ro"},
-                         str(chan_dir): {"bind": "/chan", "mode": "ro"},
-                         self.server_path: {"bind": "/opt/rlvr/sandbox_server.py", "mode": "ro"}, **self.binds},
-                mem_limit=f"{limits.memory_mb}m", memswap_limit=f"{limits.memory_mb}m",
-                pids_limit=limits.processes, ulimits=ulimits, cap_drop=["ALL"],
-                security_opt=["no-new-privileges"], init=True, ipc_mode="none",
-                environment={"LD_LIBRARY_PATH": f"{PY_PREFIX}/lib:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu",
-                             "HOME": "/tmp"},  # no PYTHONHASHSEED: nothing derived from the trial seed
+                volumes={
+                    str(workspace): {"bind": "/workspace", "mode": "ro"},
+                    str(chan_dir): {"bind": "/chan", "mode": "ro"},
+                    self.server_path: {"bind": "/opt/rlvr/sandbox_server.py", "mode": "ro"},
+                    **self.binds,
+                },
+                mem_limit=f"{limits.memory_mb}m",
+                memswap_limit=f"{limits.memory_mb}m",
+                pids_limit=limits.processes,
+                ulimits=ulimits,
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges"],
+                init=True,
+                ipc_mode="none",
+                environment={
+                    "LD_LIBRARY_PATH": f"{PY_PREFIX}/lib:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu",
+                    "HOME": "/tmp",
+                },  # no PYTHONHASHSEED: nothing derived from the trial seed
                 log_config=docker.types.LogConfig(type="json-file", config={"max-size": "1m", "max-file": "1"}),
-                labels={"rlvr-lab": "sandbox", "rlvr-lab.slot": str(self.slot_dir)}, detach=True,
+                labels={"rlvr-lab": "sandbox", "rlvr-lab.slot": str(self.slot_dir)},
+                detach=True,
             )
             container.start()
         except Exception as exc:
@@ -238,8 +267,9 @@ class DockerBackend(SandboxBackend):
                     container.reload()
                     if not container.attrs["State"].get("Running") or time.monotonic() > deadline:
                         logs = container.logs()[-300:].decode(errors="replace")
-                        raise SandboxFault(f"sandbox server did not connect (status "
-                                           f"{container.attrs['State'].get('Status')}): {logs}") from None
+                        raise SandboxFault(
+                            f"sandbox server did not connect (status {container.attrs['State'].get('Status')}): {logs}"
+                        ) from None
         except Exception as exc:
             try:
                 container.remove(force=True)

@@ -22,8 +22,17 @@ IMAGE = "rlvr-sandbox:py311-v1"
 #: Where the interpreter lives inside the image.
 PY_PREFIX = "/opt/python"
 #: Standard-library parts left out of the image (large and never needed by a candidate's server).
-STDLIB_EXCLUDE = ("site-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3",
-                  "pydoc_data", "unittest/test")
+STDLIB_EXCLUDE = (
+    "site-packages",
+    "test",
+    "idlelib",
+    "tkinter",
+    "turtledemo",
+    "ensurepip",
+    "lib2to3",
+    "pydoc_data",
+    "unittest/test",
+)
 #: Extension modules left out (GUI, terminal and CPython self-tests).
 DYNLOAD_EXCLUDE = ("_tkinter", "_test", "_xxtest", "_curses", "readline", "_ctypes_test", "xxlimited")
 
@@ -81,11 +90,15 @@ def rootfs_tar(out: io.BufferedIOBase) -> int:
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     binary = Path(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))
     stdlib = prefix / "lib" / version
-    dynload = [p for p in sorted((stdlib / "lib-dynload").glob("*.so"))
-               if not any(p.name.startswith(x) for x in DYNLOAD_EXCLUDE)]
+    dynload = [
+        p
+        for p in sorted((stdlib / "lib-dynload").glob("*.so"))
+        if not any(p.name.startswith(x) for x in DYNLOAD_EXCLUDE)
+    ]
     libs = _shared_libs([binary, *dynload])
     count = 0
     with tarfile.open(fileobj=out, mode="w|") as tar:
+
         def add_dir(name: str, mode: int = 0o755) -> None:
             nonlocal count
             info = tarfile.TarInfo(name.lstrip("/"))
@@ -111,8 +124,20 @@ def rootfs_tar(out: io.BufferedIOBase) -> int:
             tar.addfile(info, io.BytesIO(data))
             count += 1
 
-        for d in ("/etc", "/tmp", "/workspace", "/chan", "/opt", "/opt/rlvr", PY_PREFIX, f"{PY_PREFIX}/bin",
-                  f"{PY_PREFIX}/lib", "/proc", "/sys", "/dev"):
+        for d in (
+            "/etc",
+            "/tmp",
+            "/workspace",
+            "/chan",
+            "/opt",
+            "/opt/rlvr",
+            PY_PREFIX,
+            f"{PY_PREFIX}/bin",
+            f"{PY_PREFIX}/lib",
+            "/proc",
+            "/sys",
+            "/dev",
+        ):
             add_dir(d, 0o1777 if d == "/tmp" else 0o755)
         add_text("/etc/passwd", "root:x:0:0:root:/root:/bin/false\nnobody:x:65534:65534:nobody:/tmp:/bin/false\n")
         add_text("/etc/group", "root:x:0:\nnogroup:x:65534:\n")
@@ -126,8 +151,9 @@ def rootfs_tar(out: io.BufferedIOBase) -> int:
             add_file(Path(os.path.realpath(lib)), str(lib))
         for root, dirs, files in os.walk(stdlib):
             rel_root = Path(root).relative_to(stdlib)
-            dirs[:] = sorted(d for d in dirs if (rel_root / d).as_posix() not in STDLIB_EXCLUDE
-                             and not d.startswith("config-"))
+            dirs[:] = sorted(
+                d for d in dirs if (rel_root / d).as_posix() not in STDLIB_EXCLUDE and not d.startswith("config-")
+            )
             add_dir(f"{PY_PREFIX}/lib/{version}/{rel_root.as_posix()}".rstrip("/."))
             for name in sorted(files):
                 src = Path(root) / name

@@ -33,8 +33,15 @@ def resolve_backend(name: str) -> str:
     return "local"
 
 
-def make_backend(name: str, slot_dir: Path, server_path: str, hide: tuple[str, ...] = (),
-                 keep: tuple[str, ...] = (), shared: tuple[str, ...] = (), binds: dict | None = None) -> SandboxBackend:
+def make_backend(
+    name: str,
+    slot_dir: Path,
+    server_path: str,
+    hide: tuple[str, ...] = (),
+    keep: tuple[str, ...] = (),
+    shared: tuple[str, ...] = (),
+    binds: dict | None = None,
+) -> SandboxBackend:
     """The backend called ``name`` for one slot whose private scratch directory is ``slot_dir``, running
     the stdlib-only module at ``server_path`` (``serve(rfd, wfd, workdir)``) in each sandbox.
 

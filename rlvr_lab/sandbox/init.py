@@ -117,7 +117,9 @@ def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, pl
             if job is None:
                 os._exit(0)
             set_name(plain_name)
-            namespaces.run_server(server_module, fds[0], out_w, job["workdir"], job["limits"], int(job["uid"]), mode, confine)
+            namespaces.run_server(
+                server_module, fds[0], out_w, job["workdir"], job["limits"], int(job["uid"]), mode, confine
+            )
         os.close(out_w)
         theirs.close()
         ctl = socket.socket(fileno=ctl_fd)
@@ -176,5 +178,9 @@ def supervise(pid, out_r, cap_bytes):
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
         return {"kind": "exited", "signal": sig, "detail": f"candidate process killed by {name}", "output": output}
     code = os.WEXITSTATUS(status)
-    return {"kind": "exited", "exit_code": code, "detail": f"candidate process exited with status {code}",
-            "output": output}
+    return {
+        "kind": "exited",
+        "exit_code": code,
+        "detail": f"candidate process exited with status {code}",
+        "output": output,
+    }

@@ -32,17 +32,58 @@ from rlvr_lab.sandbox.backend import (
 UID_BASE = 60000
 UID_COUNT = 1000
 #: Directories hidden from every sandbox (when they exist), besides the runner's and the repository's.
-HIDDEN_DIRS = ("/tmp", "/var/tmp", "/root", "/home", "/work", "/run", "/dev/shm", "/mnt", "/media", "/srv",
-               "/opt", "/var/lib", "/var/log", "/var/cache", "/var/spool", "/var/mail")
+HIDDEN_DIRS = (
+    "/tmp",
+    "/var/tmp",
+    "/root",
+    "/home",
+    "/work",
+    "/run",
+    "/dev/shm",
+    "/mnt",
+    "/media",
+    "/srv",
+    "/opt",
+    "/var/lib",
+    "/var/log",
+    "/var/cache",
+    "/var/spool",
+    "/var/mail",
+)
 _HERE = Path(__file__).resolve().parent
 _mode: str | None = None
 _mode_error: str = ""
 #: Isolation layers in force, per mode; every verdict lists them (``Verdict.isolation``).
 LAYERS = {
-    "root": ("mount-ns", "pid-ns", "net-ns", "ipc-ns", "uts-ns", "hidden-dirs", "read-only-workspace",
-             "slot-uid", "rlimits", "deadline", "output-cap", "no-new-privs"),
-    "userns": ("user-ns", "mount-ns", "pid-ns", "net-ns", "ipc-ns", "uts-ns", "hidden-dirs",
-               "read-only-workspace", "no-capabilities", "rlimits", "deadline", "output-cap", "no-new-privs"),
+    "root": (
+        "mount-ns",
+        "pid-ns",
+        "net-ns",
+        "ipc-ns",
+        "uts-ns",
+        "hidden-dirs",
+        "read-only-workspace",
+        "slot-uid",
+        "rlimits",
+        "deadline",
+        "output-cap",
+        "no-new-privs",
+    ),
+    "userns": (
+        "user-ns",
+        "mount-ns",
+        "pid-ns",
+        "net-ns",
+        "ipc-ns",
+        "uts-ns",
+        "hidden-dirs",
+        "read-only-workspace",
+        "no-capabilities",
+        "rlimits",
+        "deadline",
+        "output-cap",
+        "no-new-privs",
+    ),
     "process": ("process-group", "subreaper", "scratch-dir", "rlimits", "deadline", "output-cap", "no-new-privs"),
 }
 
@@ -72,8 +113,13 @@ def host_root() -> bool:
 def _probe(mode: str) -> str:
     """Empty when the zygote's ``--probe`` builds a ``mode`` sandbox here; else why not."""
     try:
-        done = subprocess.run([base_python(), "-I", "-S", "-B", str(_HERE / "zygote.py"), "--probe", mode],
-                              capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+        done = subprocess.run(
+            [base_python(), "-I", "-S", "-B", str(_HERE / "zygote.py"), "--probe", mode],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={"PATH": "/usr/bin:/bin"},
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     return "" if done.returncode == 0 else (done.stderr.strip() or f"status {done.returncode}")[:200]
@@ -104,8 +150,11 @@ def local_mode() -> str:
         _mode = "userns"
         return _mode
     errors.append(f"in a user namespace: {why}")
-    _mode_error = ("the local backend could not create mount/pid/net/ipc/uts namespaces ("
-                   + "; ".join(errors) + "); use backend='process' (weaker) or backend='docker'")
+    _mode_error = (
+        "the local backend could not create mount/pid/net/ipc/uts namespaces ("
+        + "; ".join(errors)
+        + "); use backend='process' (weaker) or backend='docker'"
+    )
     raise SandboxUnavailable(_mode_error)
 
 
@@ -196,8 +245,14 @@ class LocalBackend(SandboxBackend):
     name = "local"
     mode = "root"
 
-    def __init__(self, slot_dir: Path, server_path: str, hide: tuple[str, ...] = (), keep: tuple[str, ...] = (),
-                 shared: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        slot_dir: Path,
+        server_path: str,
+        hide: tuple[str, ...] = (),
+        keep: tuple[str, ...] = (),
+        shared: tuple[str, ...] = (),
+    ):
         """``server_path``: the stdlib-only module with ``serve(rfd, wfd, workdir)`` that each sandbox runs
         (the verifier's :mod:`~rlvr_lab.verifier.proxy.server`, the grader's notebook executor); ``hide``:
         more directories to hide; ``keep``: directories to show read-only inside hidden ones (e.g. a
@@ -222,9 +277,14 @@ class LocalBackend(SandboxBackend):
             self.uid, self._uid_lock = claim_uid()
         repo = str(_HERE.parent.parent)
         extra = [repo, sys.prefix, os.getcwd(), str(self.slot_dir.parent), *hide]
-        self.hide = _topmost([p for p in list(HIDDEN_DIRS) + extra
-                              if os.path.isabs(p) and p not in ("/", "/usr", "/bin", "/lib", "/etc", "/proc",
-                                                                 "/dev", "/sys", "/sbin", "/lib64")])
+        self.hide = _topmost(
+            [
+                p
+                for p in list(HIDDEN_DIRS) + extra
+                if os.path.isabs(p)
+                and p not in ("/", "/usr", "/bin", "/lib", "/etc", "/proc", "/dev", "/sys", "/sbin", "/lib64")
+            ]
+        )
         self.keep = [os.path.realpath(sys.base_prefix)] + [os.path.realpath(p) for p in keep]
         self.server_path = str(server_path)
         self._proc: subprocess.Popen | None = None
@@ -233,14 +293,26 @@ class LocalBackend(SandboxBackend):
     # -- zygote lifecycle ----------------------------------------------------------------------------
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        config = {"ws_dir": str(self.workspace_root), "hide": self.hide, "keep": self.keep, "shared": self.shared,
-                  "server_path": self.server_path, "parent": os.getpid(),
-                  "ctl_fd": theirs.fileno(), "mode": self.mode, "uid": os.getuid(), "gid": os.getgid()}
+        config = {
+            "ws_dir": str(self.workspace_root),
+            "hide": self.hide,
+            "keep": self.keep,
+            "shared": self.shared,
+            "server_path": self.server_path,
+            "parent": os.getpid(),
+            "ctl_fd": theirs.fileno(),
+            "mode": self.mode,
+            "uid": os.getuid(),
+            "gid": os.getgid(),
+        }
         config.update(self._extra_config())
         self._proc = subprocess.Popen(
             [base_python(), "-I", "-S", "-B", str(_HERE / "zygote.py")],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(theirs.fileno(),), env={"PATH": "/usr/bin:/bin"},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(theirs.fileno(),),
+            env={"PATH": "/usr/bin:/bin"},
         )
         theirs.close()
         assert self._proc.stdin is not None
@@ -303,8 +375,10 @@ class LocalBackend(SandboxBackend):
             raise ValueError(f"workspace must be a directory directly under {self.workspace_root}, got {workspace}")
         ours, theirs = socket.socketpair()
         try:
-            self._send({"op": "spawn", "ws": workspace.name, "limits": dataclasses.asdict(limits), "uid": self.uid or 0},
-                       fds=(theirs.fileno(),))
+            self._send(
+                {"op": "spawn", "ws": workspace.name, "limits": dataclasses.asdict(limits), "uid": self.uid or 0},
+                fds=(theirs.fileno(),),
+            )
         except SandboxFault:
             ours.close()
             raise
@@ -319,9 +393,13 @@ class LocalBackend(SandboxBackend):
         except SandboxFault as exc:
             return SandboxExit("infra", detail=str(exc))
         record = reply.get("record") or {"kind": "infra", "detail": "no record"}
-        return SandboxExit(kind=record.get("kind", "infra"), exit_code=record.get("exit_code"),
-                           signal=record.get("signal"), detail=str(record.get("detail", ""))[:500],
-                           output=str(record.get("output", ""))[:2048])
+        return SandboxExit(
+            kind=record.get("kind", "infra"),
+            exit_code=record.get("exit_code"),
+            signal=record.get("signal"),
+            detail=str(record.get("detail", ""))[:500],
+            output=str(record.get("output", ""))[:2048],
+        )
 
     def close(self) -> None:
         self._discard()

@@ -24,8 +24,14 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
 #: statvfs flags -> mount flags that a read-only remount must keep (they may be locked in a user namespace).
-_KEEP_FLAGS = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
-               (os.ST_NOATIME, 1024), (os.ST_NODIRATIME, 2048), (os.ST_RELATIME, 1 << 21))
+_KEEP_FLAGS = (
+    (os.ST_NOSUID, MS_NOSUID),
+    (os.ST_NODEV, MS_NODEV),
+    (os.ST_NOEXEC, MS_NOEXEC),
+    (os.ST_NOATIME, 1024),
+    (os.ST_NODIRATIME, 2048),
+    (os.ST_RELATIME, 1 << 21),
+)
 #: keyctl(2): syscall numbers and the operations used to give every trial empty keyrings.
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
 KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 1, 7, 22
@@ -103,8 +109,13 @@ def ipc_limits(memory_mb):
     """Caps of a fresh IPC namespace (written as root before the candidate starts): SysV shared memory
     in total at most ``memory_mb`` (so it counts within the memory limit), few segments and queues."""
     pages = max(1, int(memory_mb) * 256)  # 4 KiB pages
-    return {"/proc/sys/kernel/shmmax": int(memory_mb) * 1024 * 1024, "/proc/sys/kernel/shmall": pages,
-            "/proc/sys/kernel/shmmni": 16, "/proc/sys/kernel/msgmni": 16, "/proc/sys/fs/mqueue/queues_max": 16}
+    return {
+        "/proc/sys/kernel/shmmax": int(memory_mb) * 1024 * 1024,
+        "/proc/sys/kernel/shmall": pages,
+        "/proc/sys/kernel/shmmni": 16,
+        "/proc/sys/kernel/msgmni": 16,
+        "/proc/sys/fs/mqueue/queues_max": 16,
+    }
 
 
 def fresh_keyrings(clear_user=True):
@@ -123,8 +134,9 @@ def fresh_keyrings(clear_user=True):
         return
     for ring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
         call(SYS_KEYCTL, ctypes.c_long(KEYCTL_CLEAR), ctypes.c_long(ring))
-    persistent = call(SYS_KEYCTL, ctypes.c_long(KEYCTL_GET_PERSISTENT), ctypes.c_long(-1),
-                      ctypes.c_long(KEY_SPEC_SESSION_KEYRING))
+    persistent = call(
+        SYS_KEYCTL, ctypes.c_long(KEYCTL_GET_PERSISTENT), ctypes.c_long(-1), ctypes.c_long(KEY_SPEC_SESSION_KEYRING)
+    )
     if persistent > 0:
         call(SYS_KEYCTL, ctypes.c_long(KEYCTL_CLEAR), ctypes.c_long(persistent))
 
@@ -236,8 +248,11 @@ def trial_view(workdir, limits, mode):
     for path in ("/tmp", "/var/tmp", "/dev/shm"):
         if os.path.isdir(path):
             # kept directories below it (a virtual environment under /tmp) stay visible, read-only
-            kept = [(k, os.open(k, os.O_PATH | os.O_DIRECTORY)) for k in limits.get("keep", ())
-                    if k.startswith(path + "/") and os.path.isdir(k)]
+            kept = [
+                (k, os.open(k, os.O_PATH | os.O_DIRECTORY))
+                for k in limits.get("keep", ())
+                if k.startswith(path + "/") and os.path.isdir(k)
+            ]
             mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_mb}m,mode=1777")
             for k, fd in kept:
                 os.makedirs(k, 0o755, exist_ok=True)

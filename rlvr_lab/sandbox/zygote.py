@@ -24,9 +24,33 @@ import sys
 import time
 
 #: Modules imported once in the zygote so that candidates do not pay for them.
-PRELOAD = ("json", "random", "threading", "collections", "itertools", "functools", "math", "re",
-           "heapq", "bisect", "string", "time", "queue", "dataclasses", "typing", "contextlib",
-           "fractions", "decimal", "statistics", "operator", "copy", "enum", "base64", "struct", "resource")
+PRELOAD = (
+    "json",
+    "random",
+    "threading",
+    "collections",
+    "itertools",
+    "functools",
+    "math",
+    "re",
+    "heapq",
+    "bisect",
+    "string",
+    "time",
+    "queue",
+    "dataclasses",
+    "typing",
+    "contextlib",
+    "fractions",
+    "decimal",
+    "statistics",
+    "operator",
+    "copy",
+    "enum",
+    "base64",
+    "struct",
+    "resource",
+)
 #: Modules of this folder the zygote loads by path (they import the standard library only and each
 #: other under these names: ``sandbox_<stem>``); ``tests/test_sandbox_stdlib.py`` holds them to that.
 SIBLINGS = ("namespaces", "init", "confine", "clock")
@@ -136,8 +160,9 @@ class Zygote:
         if self.mode == "process":
             limits["landlock_abi"] = self.config.get("landlock_abi", 0)
             limits["seccomp"] = bool(self.config.get("seccomp", False))
-            limits["read_only"] = (self.config["keep"] + [workdir] + limits["shared"]
-                                   + list(self.confine.READ_ONLY_ROOTS))
+            limits["read_only"] = (
+                self.config["keep"] + [workdir] + limits["shared"] + list(self.confine.READ_ONLY_ROOTS)
+            )
         warm = self._take_warm({"workdir": workdir, "limits": limits, "uid": int(request["uid"])}, chan_fd)
         if warm is not None:
             pid, status_r = warm
@@ -150,12 +175,28 @@ class Zygote:
             if pid == 0:
                 os.close(status_r)
                 scratch = os.path.join(self.config.get("scratch_dir", "/nonexistent"), f"s{os.getpid()}")
-                init.run_init(self.server, chan_fd, status_w, workdir, limits, int(request["uid"]), self.mode,
-                               self.confine, scratch)
+                init.run_init(
+                    self.server,
+                    chan_fd,
+                    status_w,
+                    workdir,
+                    limits,
+                    int(request["uid"]),
+                    self.mode,
+                    self.confine,
+                    scratch,
+                )
             os.close(status_w)
         clock = self.clock.TrialClock(float(limits["wall_s"]), self.meter)
-        self.sessions[pid] = {"status_r": status_r, "clock": clock, "deadline": clock.start + clock.wall_s, "record": None,
-                              "buffer": b"", "reaped": False, "ours": False}
+        self.sessions[pid] = {
+            "status_r": status_r,
+            "clock": clock,
+            "deadline": clock.start + clock.wall_s,
+            "record": None,
+            "buffer": b"",
+            "reaped": False,
+            "ours": False,
+        }
         self.ctl.send(json.dumps({"ok": True, "pid": pid}).encode())
 
     def _reap(self, pid):
@@ -171,8 +212,10 @@ class Zygote:
                     session["record"] = {"kind": session.get("ours_kind", "killed")}
                 else:
                     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-                    session["record"] = {"kind": "infra",
-                                         "detail": f"sandbox init ended from outside (status {status}, signal {sig})"}
+                    session["record"] = {
+                        "kind": "infra",
+                        "detail": f"sandbox init ended from outside (status {status}, signal {sig})",
+                    }
             if self.mode == "process":
                 self._sweep(pid)
 

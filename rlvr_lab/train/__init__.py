@@ -20,25 +20,49 @@ from rlvr_lab.train.config import TrainConfig
 #: Public name -> the module of ``rlvr_lab.train`` that defines it.
 API = {
     # one step taken apart (lab 1)
-    "setup": "run", "Run": "run", "warm_start": "grpo_loop", "make_learner": "grpo_loop",
-    "sample_step": "grpo_loop", "Sampled": "grpo_loop", "grade_step": "grpo_loop", "Graded": "grpo_loop",
+    "setup": "run",
+    "Run": "run",
+    "warm_start": "grpo_loop",
+    "make_learner": "grpo_loop",
+    "sample_step": "grpo_loop",
+    "Sampled": "grpo_loop",
+    "grade_step": "grpo_loop",
+    "Graded": "grpo_loop",
     "update_step": "grpo_loop",
     # the update (chapter 9)
-    "Learner": "learner", "GRPOBatch": "learner", "make_batch": "learner", "grpo_update": "learner",
+    "Learner": "learner",
+    "GRPOBatch": "learner",
+    "make_batch": "learner",
+    "grpo_update": "learner",
     # collection, evaluation, warm start (chapters 5, 7, 9; lab 4; experiments)
-    "VerdictCache": "rollout", "PolicyHandle": "rollout", "collect": "rollout", "tokenizer_digest": "rollout",
-    "prompt_ids": "rollout", "evaluate": "learner", "heldout_subset": "run", "sampling_of": "run",
-    "sft": "supervised", "open_pool": "run", "read_lineage": "checkpoint", "save_checkpoint": "checkpoint",
+    "VerdictCache": "rollout",
+    "PolicyHandle": "rollout",
+    "collect": "rollout",
+    "tokenizer_digest": "rollout",
+    "prompt_ids": "rollout",
+    "evaluate": "learner",
+    "heldout_subset": "run",
+    "sampling_of": "run",
+    "sft": "supervised",
+    "open_pool": "run",
+    "read_lineage": "checkpoint",
+    "save_checkpoint": "checkpoint",
 }
 
 #: Names this package exported in 0.1 that nothing uses: (module, name there), importable with a
 #: DeprecationWarning until 0.2.
 DEPRECATED = {
-    "PRESETS": ("config", "PRESETS"), "Timer": ("run", "Timer"), "resolve_device": ("run", "resolve_device"),
-    "resolve_dtype": ("run", "resolve_dtype"), "TrainResult": ("grpo_loop", "TrainResult"),
-    "log_step": ("grpo_loop", "log_step"), "build_policy": ("learner", "build_policy"),
-    "reference_logprobs": ("learner", "reference_logprobs"), "Grader": ("rollout", "VerdictCache"),
-    "format_report": ("report", "format_report"), "write_report": ("report", "write_report"),
+    "PRESETS": ("config", "PRESETS"),
+    "Timer": ("run", "Timer"),
+    "resolve_device": ("run", "resolve_device"),
+    "resolve_dtype": ("run", "resolve_dtype"),
+    "TrainResult": ("grpo_loop", "TrainResult"),
+    "log_step": ("grpo_loop", "log_step"),
+    "build_policy": ("learner", "build_policy"),
+    "reference_logprobs": ("learner", "reference_logprobs"),
+    "Grader": ("rollout", "VerdictCache"),
+    "format_report": ("report", "format_report"),
+    "write_report": ("report", "write_report"),
 }
 
 __all__ = ["TrainConfig", "train", *API]
@@ -50,8 +74,12 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(f"rlvr_lab.train.{API[name]}"), name)
     if name in DEPRECATED:
         module, new = DEPRECATED[name]
-        warnings.warn(f"rlvr_lab.train.{name} is no longer exported: use rlvr_lab.train.{module}.{new} "
-                      "(the old name goes in 0.2)", DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"rlvr_lab.train.{name} is no longer exported: use rlvr_lab.train.{module}.{new} "
+            "(the old name goes in 0.2)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return getattr(importlib.import_module(f"rlvr_lab.train.{module}"), new)
     raise AttributeError(f"module 'rlvr_lab.train' has no attribute {name!r}")
 

@@ -37,8 +37,19 @@ def rng_state(generator: torch.Generator) -> dict:
     return {"python": random.getstate(), "torch": torch.get_rng_state(), "sampler": generator.get_state()}
 
 
-def save_checkpoint(out_dir: str, step: int, model, tokenizer, optimizer, generator: torch.Generator,
-                    version: int, records_path: str, metrics_path: str, lineage: dict, scaler=None) -> str:
+def save_checkpoint(
+    out_dir: str,
+    step: int,
+    model,
+    tokenizer,
+    optimizer,
+    generator: torch.Generator,
+    version: int,
+    records_path: str,
+    metrics_path: str,
+    lineage: dict,
+    scaler=None,
+) -> str:
     """Write ``checkpoints/step_{step:05d}`` atomically and point ``LATEST`` at it; returns its path.
 
     A LoRA model (peft) writes its adapters only; a float16 run's loss ``scaler`` state is kept."""
@@ -51,18 +62,32 @@ def save_checkpoint(out_dir: str, step: int, model, tokenizer, optimizer, genera
     save_policy(model, tokenizer, tmp)
     records_size = os.path.getsize(records_path) if os.path.exists(records_path) else 0
     metrics_size = os.path.getsize(metrics_path) if os.path.exists(metrics_path) else 0
-    torch.save({"step": step, "version": version, "optimizer": optimizer.state_dict(),
-                "rng": rng_state(generator), "records_size": records_size, "metrics_size": metrics_size,
-                "scaler": scaler.state_dict() if scaler is not None and scaler.is_enabled() else None},
-               os.path.join(tmp, "trainer_state.pt"))
+    torch.save(
+        {
+            "step": step,
+            "version": version,
+            "optimizer": optimizer.state_dict(),
+            "rng": rng_state(generator),
+            "records_size": records_size,
+            "metrics_size": metrics_size,
+            "scaler": scaler.state_dict() if scaler is not None and scaler.is_enabled() else None,
+        },
+        os.path.join(tmp, "trainer_state.pt"),
+    )
     full = dict(lineage)
-    full.update({
-        "step": step, "policy_version": version,
-        "records": {"path": os.path.basename(records_path), "bytes": records_size,
-                    "sha256": file_digest(records_path, records_size) if records_size else ""},
-        "metrics": {"path": os.path.basename(metrics_path), "bytes": metrics_size},
-        "software": {"python": platform.python_version(), "torch": torch.__version__},
-    })
+    full.update(
+        {
+            "step": step,
+            "policy_version": version,
+            "records": {
+                "path": os.path.basename(records_path),
+                "bytes": records_size,
+                "sha256": file_digest(records_path, records_size) if records_size else "",
+            },
+            "metrics": {"path": os.path.basename(metrics_path), "bytes": metrics_size},
+            "software": {"python": platform.python_version(), "torch": torch.__version__},
+        }
+    )
     with open(os.path.join(tmp, "lineage.json"), "w", encoding="utf-8") as fh:
         json.dump(full, fh, indent=2, sort_keys=True, default=str)
     shutil.rmtree(final, ignore_errors=True)

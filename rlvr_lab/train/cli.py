@@ -89,22 +89,38 @@ def add_config_flags(parser: argparse.ArgumentParser) -> None:
         flags = (f"--{f.name.replace('_', '-')}", *ALIASES.get(f.name, ()))
         text = f"{plain(docs[f.name])} [{_preset_values(f.name, presets)}]".replace("%", "%%")
         if f.type == "bool":
-            parser.add_argument(*flags, dest=f.name, action=argparse.BooleanOptionalAction,
-                                default=argparse.SUPPRESS, help=text)
+            parser.add_argument(
+                *flags, dest=f.name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=text
+            )
             continue
         if f.type not in TYPES:
             raise TypeError(f"TrainConfig.{f.name}: no command-line type for {f.type!r}")
         kind = {"ray_address": _ray_address, "stop_strings": _stop_strings}.get(f.name, TYPES[f.type])
-        parser.add_argument(*flags, dest=f.name, type=kind, default=argparse.SUPPRESS, choices=CHOICES.get(f.name),
-                            metavar=None if f.name in CHOICES else f.name.upper(), help=text)
+        parser.add_argument(
+            *flags,
+            dest=f.name,
+            type=kind,
+            default=argparse.SUPPRESS,
+            choices=CHOICES.get(f.name),
+            metavar=None if f.name in CHOICES else f.name.upper(),
+            help=text,
+        )
 
 
 def register(subparsers) -> None:
     """Add the ``train`` subcommand."""
-    p = subparsers.add_parser("train", help="train the tiny code model with GRPO against the verifier",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--preset", choices=PRESETS, default=None,
-                   help="configuration preset (default: gpu when CUDA is available, else cpu)")
+    p = subparsers.add_parser(
+        "train",
+        help="train the tiny code model with GRPO against the verifier",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--preset",
+        choices=PRESETS,
+        default=None,
+        help="configuration preset (default: gpu when CUDA is available, else cpu)",
+    )
     add_config_flags(p)
     p.set_defaults(func=run)
 

@@ -212,11 +212,15 @@ class TrainConfig:
     """Free-form notes stored with the lineage."""
 
     def __post_init__(self) -> None:
-        checks = [(getattr(self, name) in allowed, name, " or ".join(map(repr, allowed)))
-                  for name, allowed in CHOICES.items()]
+        checks = [
+            (getattr(self, name) in allowed, name, " or ".join(map(repr, allowed))) for name, allowed in CHOICES.items()
+        ]
         checks += [
-            (self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"), "device",
-             "'auto', 'cpu' or 'cuda[:N]'"),
+            (
+                self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"),
+                "device",
+                "'auto', 'cpu' or 'cuda[:N]'",
+            ),
             (self.group_size >= 2, "group_size", ">= 2"),
             (self.tasks_per_step >= 1, "tasks_per_step", ">= 1"),
             (self.passes >= 1, "passes", ">= 1"),
@@ -227,27 +231,41 @@ class TrainConfig:
             (self.beta >= 0, "beta", ">= 0"),
             (self.replay_bound > 0, "replay_bound", "> 0 (nats)"),
             (self.micro_batch >= 0, "micro_batch", ">= 0 (0: the whole batch)"),
-            (self.engine == "ours" or not self.multi_turn, "multi_turn",
-             "False with engine='trl' (TRL's trainer samples one turn; use engine='ours')"),
-            (self.engine == "ours" or not self.overlap, "overlap",
-             "False with engine='trl' (TRL's trainer samples and updates in lockstep; pass --no-overlap)"),
-            (self.engine == "ours" or self.micro_batch == 0, "micro_batch",
-             "0 with engine='trl' (use TRL's own gradient accumulation)"),
+            (
+                self.engine == "ours" or not self.multi_turn,
+                "multi_turn",
+                "False with engine='trl' (TRL's trainer samples one turn; use engine='ours')",
+            ),
+            (
+                self.engine == "ours" or not self.overlap,
+                "overlap",
+                "False with engine='trl' (TRL's trainer samples and updates in lockstep; pass --no-overlap)",
+            ),
+            (
+                self.engine == "ours" or self.micro_batch == 0,
+                "micro_batch",
+                "0 with engine='trl' (use TRL's own gradient accumulation)",
+            ),
             (self.lora_rank >= 0 and self.lora_alpha > 0, "lora_rank", ">= 0 with lora_alpha > 0"),
             (bool(self.lora_targets), "lora_targets", "at least one module name or 'all-linear'"),
             (all(self.stop_strings), "stop_strings", "non-empty strings"),
             (self.norm_constant >= 0, "norm_constant", ">= 0 (0: the token budget)"),
-            (self.norm_constant == 0 or self.engine == "ours", "norm_constant",
-             "0 with engine='trl' (TRL's dr_grpo always divides by the token budget)"),
+            (
+                self.norm_constant == 0 or self.engine == "ours",
+                "norm_constant",
+                "0 with engine='trl' (TRL's dr_grpo always divides by the token budget)",
+            ),
             (self.lr > 0 and self.sft_lr > 0, "lr", "> 0"),
             (self.max_lag >= 0, "max_lag", ">= 0"),
-            (not self.overlap or self.max_lag >= self.passes, "max_lag",
-             ">= passes when overlap is on (a batch is admitted one update, passes versions, after sampling)"),
+            (
+                not self.overlap or self.max_lag >= self.passes,
+                "max_lag",
+                ">= passes when overlap is on (a batch is admitted one update, passes versions, after sampling)",
+            ),
             (self.eval_samples >= 1, "eval_samples", ">= 1"),
             (1 <= self.eval_k <= self.eval_samples, "eval_k", "[1, eval_samples]"),
             (self.verifier_workers >= 1, "verifier_workers", ">= 1"),
-            (not self.ray_address or self.verifier_pool == "ray", "ray_address",
-             "empty unless verifier_pool is 'ray'"),
+            (not self.ray_address or self.verifier_pool == "ray", "ray_address", "empty unless verifier_pool is 'ray'"),
             (self.checkpoint_every >= 1 and self.eval_every >= 1, "checkpoint_every/eval_every", ">= 1"),
         ]
         for ok, name, allowed in checks:
@@ -266,20 +284,67 @@ class TrainConfig:
         if name not in PRESETS:
             raise ValueError(f"preset must be one of {PRESETS}, got {name!r}")
         base = {
-            "ci": dict(out_dir="runs/ci", model_size="tiny", vocab_size=320, problems_per_family=6,
-                       heldout_tasks=8, sft_steps=20, sft_batch=16, grpo_steps=3, tasks_per_step=4,
-                       group_size=4, eval_samples=2, eval_k=2, eval_every=3, checkpoint_every=1,
-                       max_new_tokens=16, progress=False, plots=False),
+            "ci": dict(
+                out_dir="runs/ci",
+                model_size="tiny",
+                vocab_size=320,
+                problems_per_family=6,
+                heldout_tasks=8,
+                sft_steps=20,
+                sft_batch=16,
+                grpo_steps=3,
+                tasks_per_step=4,
+                group_size=4,
+                eval_samples=2,
+                eval_k=2,
+                eval_every=3,
+                checkpoint_every=1,
+                max_new_tokens=16,
+                progress=False,
+                plots=False,
+            ),
             "cpu": dict(out_dir="runs/cpu", eval_every=20, overlap=True),
-            "gpu": dict(out_dir="runs/gpu", device="auto", model_size="base", dtype="auto",
-                        sft_steps=300, sft_batch=64, grpo_steps=80, tasks_per_step=32, eval_samples=8,
-                        eval_k=8, verifier_workers=4, overlap=True),
+            "gpu": dict(
+                out_dir="runs/gpu",
+                device="auto",
+                model_size="base",
+                dtype="auto",
+                sft_steps=300,
+                sft_batch=64,
+                grpo_steps=80,
+                tasks_per_step=32,
+                eval_samples=8,
+                eval_k=8,
+                verifier_workers=4,
+                overlap=True,
+            ),
             # A Colab T4 (16 GB, no bfloat16): a 0.5B instruct code model with LoRA, float16 compute with loss
             # scaling and a frozen float16 base, MBPP to train on and HumanEval held out (README: estimates).
-            "t4": dict(out_dir="runs/t4", device="auto", model=T4_MODEL, dtype="auto", lora_rank=16, lora_alpha=32,
-                       lr=2e-5, sft_steps=0, sft_lr=1e-5, tasks="mbpp", heldout_set="humaneval", heldout_tasks=64,
-                       grpo_steps=60, tasks_per_step=8, group_size=8, passes=1, micro_batch=4, max_new_tokens=320,
-                       eval_samples=2, eval_k=2, eval_every=20, checkpoint_every=20, verifier_workers=4),
+            "t4": dict(
+                out_dir="runs/t4",
+                device="auto",
+                model=T4_MODEL,
+                dtype="auto",
+                lora_rank=16,
+                lora_alpha=32,
+                lr=2e-5,
+                sft_steps=0,
+                sft_lr=1e-5,
+                tasks="mbpp",
+                heldout_set="humaneval",
+                heldout_tasks=64,
+                grpo_steps=60,
+                tasks_per_step=8,
+                group_size=8,
+                passes=1,
+                micro_batch=4,
+                max_new_tokens=320,
+                eval_samples=2,
+                eval_k=2,
+                eval_every=20,
+                checkpoint_every=20,
+                verifier_workers=4,
+            ),
         }[name]
         if overrides.get("model") and not base.get("model"):  # fine-tuning defaults unless a flag says otherwise
             base.update(PRETRAINED)
@@ -301,8 +366,9 @@ class TrainConfig:
     def digest_json(self) -> str:
         """Canonical JSON of the fields that define the run's trajectory (everything but I/O knobs)."""
         skip = {"out_dir", "progress", "plots", "stop_after_steps"}
-        return json.dumps({f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip},
-                          sort_keys=True, default=list)
+        return json.dumps(
+            {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}, sort_keys=True, default=list
+        )
 
 
 def field_docs() -> dict[str, str]:
@@ -317,8 +383,13 @@ def field_docs() -> dict[str, str]:
     body = tree.body[0].body
     docs = {}
     for node, after in zip(body, body[1:]):
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr) \
-                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
             docs[node.target.id] = " ".join(after.value.value.split())
     return docs
 

@@ -29,8 +29,14 @@ from rlvr_lab.train.lora import apply_lora, load_adapters
 from rlvr_lab.train.metrics import MetricsLog, group_outcomes, length_by_outcome
 from rlvr_lab.train.precision import check_master_weights, weight_dtype
 from rlvr_lab.train.prompting import prompt_format
-from rlvr_lab.train.rollout import (Collection, PolicyHandle, VerdictCache, finish_collect, start_collect,
-                                    tokenizer_digest)
+from rlvr_lab.train.rollout import (
+    Collection,
+    PolicyHandle,
+    VerdictCache,
+    finish_collect,
+    start_collect,
+    tokenizer_digest,
+)
 from rlvr_lab.train.run import Run, setup
 from rlvr_lab.train.supervised import sft
 
@@ -108,17 +114,38 @@ def warm_start(run: Run, bar=None) -> tuple[torch.nn.Module, object, dict]:
     with timer.phase("sft"):
         model, tok = build_policy(config, run.suite, run.device)
         fmt = prompt_format(config, tok, model)
-        demos = [] if not config.sft_steps else run.train_tasks if config.tasks == "mbpp" else \
-            split_tasks(run.suite, "train", config.sft_families)
-        losses = sft(model, tok, demos, config.sft_steps, config.sft_batch, config.sft_lr, config.seed, progress=bar,
-                     fmt=fmt, precision=run.precision)
+        demos = (
+            []
+            if not config.sft_steps
+            else run.train_tasks
+            if config.tasks == "mbpp"
+            else split_tasks(run.suite, "train", config.sft_families)
+        )
+        losses = sft(
+            model,
+            tok,
+            demos,
+            config.sft_steps,
+            config.sft_batch,
+            config.sft_lr,
+            config.seed,
+            progress=bar,
+            fmt=fmt,
+            precision=run.precision,
+        )
     with timer.phase("eval"):
-        before, _ = evaluate(PolicyHandle(model, tok, 0, run.sampling, tokenizer_digest(tok), fmt, run.precision),
-                             run.heldout, config, run.grader, "warm")
+        before, _ = evaluate(
+            PolicyHandle(model, tok, 0, run.sampling, tokenizer_digest(tok), fmt, run.precision),
+            run.heldout,
+            config,
+            run.grader,
+            "warm",
+        )
     save_policy(model, tok, run.warm_dir)
     lineage = _lineage(config, tokenizer_digest(tok), config.model or "config:" + config.model_size, run.pool)
-    lineage.update({"heldout": before, "sft_final_nll": losses[-1] if losses else None,
-                    "sft_demonstrations": len(demos)})
+    lineage.update(
+        {"heldout": before, "sft_final_nll": losses[-1] if losses else None, "sft_demonstrations": len(demos)}
+    )
     _write_json(os.path.join(run.warm_dir, "lineage.json"), lineage)
     return model, tok, before
 
@@ -129,18 +156,29 @@ def make_learner(run: Run, model, tok) -> tuple[Learner, int]:
     config, log = run.config, MetricsLog(run.config.out_dir)
     fmt = prompt_format(config, tok, model)
     if config.lora_rank:  # adapters on the frozen warm start; the reference is the same model, adapters off
-        model, ref_model = apply_lora(model, config.lora_rank, config.lora_alpha, config.lora_targets,
-                                      config.seed), None
+        model, ref_model = (
+            apply_lora(model, config.lora_rank, config.lora_alpha, config.lora_targets, config.seed),
+            None,
+        )
     else:
         ref_model = copy.deepcopy(model).eval()
         for p in ref_model.parameters():
             p.requires_grad_(False)
     check_master_weights(model)
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.lr,
-                                  weight_decay=0.0)
-    learner = Learner(model, tok, ref_model, optimizer, torch.Generator(device="cpu").manual_seed(config.seed + 1),
-                      generator_for(model, config.seed + 1), tokenizer_digest(tok), 0, fmt, run.precision,
-                      run.precision.scaler())
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.lr, weight_decay=0.0)
+    learner = Learner(
+        model,
+        tok,
+        ref_model,
+        optimizer,
+        torch.Generator(device="cpu").manual_seed(config.seed + 1),
+        generator_for(model, config.seed + 1),
+        tokenizer_digest(tok),
+        0,
+        fmt,
+        run.precision,
+        run.precision.scaler(),
+    )
     resume = ckpt.latest_checkpoint(config.out_dir)
     if resume is None:
         ckpt.truncate_to(run.records_path, 0)
@@ -170,8 +208,7 @@ def sample_step(run: Run, learner: Learner, step: int) -> Sampled:
     tasks = rng.sample(run.train_tasks, min(config.tasks_per_step, len(run.train_tasks)))
     started = time.perf_counter()
     gen = learner.sample_gen if learner.sample_gen is not None else learner.generator
-    collection = start_collect(learner.handle(run), tasks, config.group_size, run.grader, step, gen,
-                               config.multi_turn)
+    collection = start_collect(learner.handle(run), tasks, config.group_size, run.grader, step, gen, config.multi_turn)
     with run.timer.phase("reference"):
         ref = learner.reference(collection.records, run.sampling, config.share_prompt)
     return Sampled(step, collection, ref, started)
@@ -199,8 +236,16 @@ def update_step(run: Run, learner: Learner, graded: Graded) -> dict:
         return grpo_update(learner, batch, run.config, run.sampling)
 
 
-def log_step(run: Run, learner: Learner, graded: Graded, diags: dict, step_s: float, heldout: dict | None,
-             progress: Progress, bar) -> dict:
+def log_step(
+    run: Run,
+    learner: Learner,
+    graded: Graded,
+    diags: dict,
+    step_s: float,
+    heldout: dict | None,
+    progress: Progress,
+    bar,
+) -> dict:
     """Write the step's records and its metrics row (``step_s`` of wall time; the held-out evaluation
     ``heldout`` when one ran); returns the row."""
     write_records(run.records_path, graded.records)
@@ -229,9 +274,19 @@ def finish_step(run: Run, learner: Learner, graded: Graded, progress: Progress, 
     log_step(run, learner, graded, diags, step_s, heldout, progress, bar)
     if _due(step, config.checkpoint_every, config):
         with run.timer.phase("checkpoint"):
-            ckpt.save_checkpoint(config.out_dir, step, learner.model, learner.tok, learner.optimizer,
-                                 learner.generator, learner.version, run.records_path, progress.log.jsonl,
-                                 progress.lineage, learner.scaler)
+            ckpt.save_checkpoint(
+                config.out_dir,
+                step,
+                learner.model,
+                learner.tok,
+                learner.optimizer,
+                learner.generator,
+                learner.version,
+                run.records_path,
+                progress.log.jsonl,
+                progress.lineage,
+                learner.scaler,
+            )
     progress.mark = time.perf_counter()
 
 
@@ -270,8 +325,18 @@ def train(config: TrainConfig, pool=None) -> TrainResult:
             else:
                 finish_step(run, learner, graded, progress, bar)
         after = before if not stopped and config.grpo_steps == 0 else progress.last_eval
-        result = TrainResult(config.out_dir, before, after, run.timer.elapsed(), run.timer.seconds,
-                             config.grpo_steps, progress.rollouts, log.rows(), stopped, progress.grpo_s)
+        result = TrainResult(
+            config.out_dir,
+            before,
+            after,
+            run.timer.elapsed(),
+            run.timer.seconds,
+            config.grpo_steps,
+            progress.rollouts,
+            log.rows(),
+            stopped,
+            progress.grpo_s,
+        )
         if not stopped:
             from rlvr_lab.train.report import write_report
 
@@ -285,22 +350,43 @@ def train(config: TrainConfig, pool=None) -> TrainResult:
 
 def _lineage(config: TrainConfig, tok_digest: str, parent: str, pool) -> dict:
     return {
-        "config": config.to_dict(), "seed": config.seed, "engine": config.engine,
-        "task_generator": GENERATOR_VERSION, "fixture_version": f"{GENERATOR_VERSION}-s{config.seed}",
-        "verifier": {"backend": config.verifier_backend, "resolved": getattr(pool, "backend", None),
-                     "isolation": list(getattr(getattr(pool, "verifiers", [None])[0], "isolation", ())),
-                     "pool": type(pool).__module__ + "." + type(pool).__name__,
-                     "workers": config.verifier_workers, "verdict_cache": config.verdict_cache,
-                     "nodes": pool.nodes() if hasattr(pool, "nodes") else []},
-        "tokenizer_sha256": tok_digest, "parent": parent,
-        "objective": {"group_size": config.group_size, "eps_low": config.eps_low, "eps_high": config.eps_high,
-                      "beta": config.beta, "norm": config.norm, "std": config.std, "passes": config.passes,
-                      "max_lag": config.max_lag, "closure": config.closure},
+        "config": config.to_dict(),
+        "seed": config.seed,
+        "engine": config.engine,
+        "task_generator": GENERATOR_VERSION,
+        "fixture_version": f"{GENERATOR_VERSION}-s{config.seed}",
+        "verifier": {
+            "backend": config.verifier_backend,
+            "resolved": getattr(pool, "backend", None),
+            "isolation": list(getattr(getattr(pool, "verifiers", [None])[0], "isolation", ())),
+            "pool": type(pool).__module__ + "." + type(pool).__name__,
+            "workers": config.verifier_workers,
+            "verdict_cache": config.verdict_cache,
+            "nodes": pool.nodes() if hasattr(pool, "nodes") else [],
+        },
+        "tokenizer_sha256": tok_digest,
+        "parent": parent,
+        "objective": {
+            "group_size": config.group_size,
+            "eps_low": config.eps_low,
+            "eps_high": config.eps_high,
+            "beta": config.beta,
+            "norm": config.norm,
+            "std": config.std,
+            "passes": config.passes,
+            "max_lag": config.max_lag,
+            "closure": config.closure,
+        },
     }
 
 
-def apply_closure(records: list[RolloutRecord], config: TrainConfig, grader: VerdictCache, trainer_version: int,
-                   tasks: dict[str, CodeTask]) -> tuple[list[RolloutRecord], float]:
+def apply_closure(
+    records: list[RolloutRecord],
+    config: TrainConfig,
+    grader: VerdictCache,
+    trainer_version: int,
+    tasks: dict[str, CodeTask],
+) -> tuple[list[RolloutRecord], float]:
     """Apply the declared complete-group rule; under ``wait`` resubmit unresolved members first."""
     spent = 0.0
     if config.closure == "wait":
@@ -309,8 +395,9 @@ def apply_closure(records: list[RolloutRecord], config: TrainConfig, grader: Ver
             if not todo:
                 break
             t0 = time.perf_counter()
-            verdicts = grader.grade([(tasks[r.task_id].candidate(r.completion_text), tasks[r.task_id].fixture)
-                                     for r in todo])
+            verdicts = grader.grade(
+                [(tasks[r.task_id].candidate(r.completion_text), tasks[r.task_id].fixture) for r in todo]
+            )
             spent += time.perf_counter() - t0
             for r, (v, cached) in zip(todo, verdicts):
                 r.verdict, r.reward = v.outcome, v.reward
@@ -326,17 +413,24 @@ def apply_closure(records: list[RolloutRecord], config: TrainConfig, grader: Ver
     return records, spent
 
 
-def _step_row(step: int, version: int, records: list[RolloutRecord], diags: dict, times: dict, step_s: float,
-              retry_s: float) -> dict:
+def _step_row(
+    step: int, version: int, records: list[RolloutRecord], diags: dict, times: dict, step_s: float, retry_s: float
+) -> dict:
     resolved = [r.reward for r in records if r.reward is not None]
-    row = {"step": step, "policy_version": version, "rollouts": len(records),
-           "reward_mean": sum(resolved) / len(resolved) if resolved else float("nan"),
-           "unresolved": sum(r.reward is None for r in records),
-           "admitted": sum(bool(r.admitted) for r in records),
-           "excluded_groups": len({r.group_id for r in records if r.admitted is False}),
-           "stop_length": sum(r.stop_reason == "length" for r in records),
-           "step_s": step_s, "sample_s": times["sample_s"], "verify_s": times["verify_s"] + retry_s,
-           "verifier_share": (times["verify_s"] + retry_s) / step_s if step_s > 0 else 0.0}
+    row = {
+        "step": step,
+        "policy_version": version,
+        "rollouts": len(records),
+        "reward_mean": sum(resolved) / len(resolved) if resolved else float("nan"),
+        "unresolved": sum(r.reward is None for r in records),
+        "admitted": sum(bool(r.admitted) for r in records),
+        "excluded_groups": len({r.group_id for r in records if r.admitted is False}),
+        "stop_length": sum(r.stop_reason == "length" for r in records),
+        "step_s": step_s,
+        "sample_s": times["sample_s"],
+        "verify_s": times["verify_s"] + retry_s,
+        "verifier_share": (times["verify_s"] + retry_s) / step_s if step_s > 0 else 0.0,
+    }
     row.update({f"groups_{k}": v for k, v in group_outcomes(records).items()})
     row.update(length_by_outcome(records))
     row.update(diags)

@@ -26,6 +26,7 @@ from rlvr_lab.train.prompting import PromptFormat
 from rlvr_lab.train.rollout import PolicyHandle, VerdictCache, collect
 from rlvr_lab.train.run import Run
 
+
 def build_policy(config: TrainConfig, suite: list[CodeTask], device: torch.device):
     """(model, tokenizer): loaded from ``config.model`` or built from a config with a BPE tokenizer.
 
@@ -35,8 +36,9 @@ def build_policy(config: TrainConfig, suite: list[CodeTask], device: torch.devic
     from rlvr_lab.policy import train_tokenizer
 
     if config.model:
-        model, tok = load_policy(config.model, device=str(device),
-                                 dtype=weight_dtype(config, resolve_precision(config.dtype, device)))
+        model, tok = load_policy(
+            config.model, device=str(device), dtype=weight_dtype(config, resolve_precision(config.dtype, device))
+        )
         return model, tok
     corpus = [t.prompt + t.solution for t in suite if t.split == "train"]
     tok = train_tokenizer(corpus, config.vocab_size)
@@ -71,11 +73,11 @@ class Learner:
 
     def handle(self, run: Run) -> PolicyHandle:
         """The current weights as the sampler sees them (version-stamped)."""
-        return PolicyHandle(self.model, self.tok, self.version, run.sampling, self.tok_digest, self.fmt,
-                            self.precision)
+        return PolicyHandle(self.model, self.tok, self.version, run.sampling, self.tok_digest, self.fmt, self.precision)
 
-    def reference(self, records: list[RolloutRecord], sampling: SamplingConfig,
-                  share_prompt: bool = True) -> dict[str, torch.Tensor]:
+    def reference(
+        self, records: list[RolloutRecord], sampling: SamplingConfig, share_prompt: bool = True
+    ) -> dict[str, torch.Tensor]:
         """:func:`reference_logprobs` of ``records`` under pi_ref (the frozen copy, or the LoRA model with its
         adapters off), in the run's compute dtype."""
         model = self.model if self.ref_model is None else self.ref_model
@@ -105,8 +107,15 @@ class GRPOBatch:
     """(B, T-1) log-probs of the same tokens under the frozen reference pi_ref (0 elsewhere)."""
 
 
-def score(model, ids: list[list[int]], score_mask: list[list[int]], prefix_lens: list[int],
-          sampling: SamplingConfig, pad_id: int, share_prompt: bool):
+def score(
+    model,
+    ids: list[list[int]],
+    score_mask: list[list[int]],
+    prefix_lens: list[int],
+    sampling: SamplingConfig,
+    pad_id: int,
+    share_prompt: bool,
+):
     """Per-token log-probs of token sequences under ``model``; ``(logp, mask, logits, logits_mask)``.
 
     logp and mask have shape (B, T-1) as :func:`~rlvr_lab.policy.completion_logprobs` (gradients flow);
@@ -119,8 +128,9 @@ def score(model, ids: list[list[int]], score_mask: list[list[int]], prefix_lens:
     return logp, mask, logits, mask
 
 
-def reference_logprobs(ref_model, records: list[RolloutRecord], sampling: SamplingConfig, pad_id: int,
-                       share_prompt: bool = True) -> dict[str, torch.Tensor]:
+def reference_logprobs(
+    ref_model, records: list[RolloutRecord], sampling: SamplingConfig, pad_id: int, share_prompt: bool = True
+) -> dict[str, torch.Tensor]:
     """Log-probs of every record's tokens under the frozen reference model, keyed by rollout id.
 
     Each value has shape (len(ids) - 1,), aligned like :func:`~rlvr_lab.policy.completion_logprobs`
@@ -132,11 +142,16 @@ def reference_logprobs(ref_model, records: list[RolloutRecord], sampling: Sampli
     prefix_lens = [len(r.invocations[0].prefix_ids) for r in records]
     with torch.no_grad():
         logp, *_ = score(ref_model, list(ids), list(score_mask), prefix_lens, sampling, pad_id, share_prompt)
-    return {r.rollout_id: logp[i, :len(seq) - 1].float() for i, (r, seq) in enumerate(zip(records, ids))}
+    return {r.rollout_id: logp[i, : len(seq) - 1].float() for i, (r, seq) in enumerate(zip(records, ids))}
 
 
-def make_batch(learner: Learner, records: list[RolloutRecord], config: TrainConfig, sampling: SamplingConfig,
-               ref: dict[str, torch.Tensor] | None = None) -> GRPOBatch:
+def make_batch(
+    learner: Learner,
+    records: list[RolloutRecord],
+    config: TrainConfig,
+    sampling: SamplingConfig,
+    ref: dict[str, torch.Tensor] | None = None,
+) -> GRPOBatch:
     """The :class:`GRPOBatch` of admitted ``records``: grouped, with each group's advantages (eq 2).
 
     ``ref`` holds the reference log-probs of :func:`reference_logprobs` when they were computed ahead
@@ -146,25 +161,37 @@ def make_batch(learner: Learner, records: list[RolloutRecord], config: TrainConf
     for r in records:
         groups.setdefault(r.group_id, []).append(r)
     order = [m for members in groups.values() for m in members]
-    advantages = [float(a) for members in groups.values()
-                  for a in grpo.group_advantages([m.reward for m in members], eps=1e-8, std=config.std)]
+    advantages = [
+        float(a)
+        for members in groups.values()
+        for a in grpo.group_advantages([m.reward for m in members], eps=1e-8, std=config.std)
+    ]
     ids, score_mask, behaviour = (list(column) for column in zip(*(flatten(m) for m in order)))
     device = next(learner.model.parameters()).device
     width = max(len(seq) for seq in ids)
-    old_logp = torch.tensor([lp + [0.0] * (width - len(lp)) for lp in behaviour], dtype=torch.float32,
-                            device=device)[:, 1:]
+    old_logp = torch.tensor([lp + [0.0] * (width - len(lp)) for lp in behaviour], dtype=torch.float32, device=device)[
+        :, 1:
+    ]
     if ref is None:
         ref = learner.reference(order, sampling, config.share_prompt)
     ref_logp = torch.zeros((len(order), width - 1), dtype=torch.float32, device=device)
     for i, m in enumerate(order):
-        ref_logp[i, :ref[m.rollout_id].shape[0]] = ref[m.rollout_id].to(device)
-    return GRPOBatch(order, ids, score_mask, [len(m.invocations[0].prefix_ids) for m in order],
-                     torch.tensor([m.reward for m in order], dtype=torch.float32, device=device),
-                     torch.tensor(advantages, dtype=torch.float32, device=device), old_logp, ref_logp)
+        ref_logp[i, : ref[m.rollout_id].shape[0]] = ref[m.rollout_id].to(device)
+    return GRPOBatch(
+        order,
+        ids,
+        score_mask,
+        [len(m.invocations[0].prefix_ids) for m in order],
+        torch.tensor([m.reward for m in order], dtype=torch.float32, device=device),
+        torch.tensor(advantages, dtype=torch.float32, device=device),
+        old_logp,
+        ref_logp,
+    )
 
 
-def grpo_update(learner: Learner, batch: GRPOBatch, config: TrainConfig, sampling: SamplingConfig,
-                *loose, ref=None) -> dict:
+def grpo_update(
+    learner: Learner, batch: GRPOBatch, config: TrainConfig, sampling: SamplingConfig, *loose, ref=None
+) -> dict:
     """``passes`` optimizer steps of the GRPO loss on ``batch`` (17.5); returns diagnostics as floats.
 
     Each pass: log-probs of the sampled tokens under the current weights -> token ratios against the
@@ -193,17 +220,34 @@ def grpo_update(learner: Learner, batch: GRPOBatch, config: TrainConfig, samplin
         for start in range(0, rows, size):  # micro-batches: the loss is a mean over rows, so weight by rows
             rs = slice(start, start + size)
             with learner.precision.autocast():
-                logp, mask, logits, logits_mask = score(model, batch.ids[rs], batch.score_mask[rs],
-                                                        batch.prefix_lens[rs], sampling, pad_id, config.share_prompt)
+                logp, mask, logits, logits_mask = score(
+                    model,
+                    batch.ids[rs],
+                    batch.score_mask[rs],
+                    batch.prefix_lens[rs],
+                    sampling,
+                    pad_id,
+                    config.share_prompt,
+                )
             width = logp.shape[1]
             old_logp = batch.old_logp[rs, :width]
             if p == 0 and bool(fresh[rs].any()):
                 dev = ((logp.detach() - old_logp).abs() * mask)[fresh[rs]].max()
                 diags["replay_max_dev"] = torch.maximum(diags.get("replay_max_dev", dev), dev)
                 check_replay(float(dev), replay_limit(config.replay_bound, learner.precision))
-            loss, stats = grpo.grpo_loss(logp, old_logp, batch.ref_logp[rs, :width], batch.advantages[rs], mask,
-                                         config.eps_low, config.eps_high, config.beta, norm=config.norm,
-                                         constant=constant, checked=False)
+            loss, stats = grpo.grpo_loss(
+                logp,
+                old_logp,
+                batch.ref_logp[rs, :width],
+                batch.advantages[rs],
+                mask,
+                config.eps_low,
+                config.eps_high,
+                config.beta,
+                norm=config.norm,
+                constant=constant,
+                checked=False,
+            )
             if not torch.isfinite(loss):  # the one check kept per pass: a NaN must never reach the weights
                 raise FloatingPointError(f"GRPO loss is not finite ({float(loss)}) at pass {p}")
             if size < rows:
@@ -280,15 +324,28 @@ def check_replay(deviation: float, bound: float) -> None:
             "tokens with a different function than sampling did (dropout or another train-mode layer on in "
             "the gradient pass? a model whose forward depends on torch.is_grad_enabled()? a changed tokenizer "
             "or sampling config?), so every ratio pi_theta/pi_old would be noise. Fix the cause, or raise "
-            "replay_bound if a 16-bit dtype's rounding alone explains it")
+            "replay_bound if a 16-bit dtype's rounding alone explains it"
+        )
 
 
-def _loose_grpo_update(model, ref_model, optimizer, records: list[RolloutRecord], config: TrainConfig, pad_id: int,
-                       sampling: SamplingConfig, ref: dict[str, torch.Tensor] | None = None) -> dict:
+def _loose_grpo_update(
+    model,
+    ref_model,
+    optimizer,
+    records: list[RolloutRecord],
+    config: TrainConfig,
+    pad_id: int,
+    sampling: SamplingConfig,
+    ref: dict[str, torch.Tensor] | None = None,
+) -> dict:
     """The 0.1 loose-argument form of :func:`grpo_update`, until 0.2."""
-    warnings.warn("grpo_update(model, ref_model, optimizer, records, config, pad_id, sampling) is now "
-                  "grpo_update(learner, make_batch(learner, records, config, sampling), config, sampling); "
-                  "the loose form goes in 0.2", DeprecationWarning, stacklevel=3)
+    warnings.warn(
+        "grpo_update(model, ref_model, optimizer, records, config, pad_id, sampling) is now "
+        "grpo_update(learner, make_batch(learner, records, config, sampling), config, sampling); "
+        "the loose form goes in 0.2",
+        DeprecationWarning,
+        stacklevel=3,
+    )
     learner = Learner(model, SimpleNamespace(pad_token_id=pad_id), ref_model, optimizer)  # float32, no LoRA
     return grpo_update(learner, make_batch(learner, records, config, sampling, ref), config, sampling)
 
@@ -299,16 +356,25 @@ def _scalar(value):
     return value
 
 
-def evaluate(policy: PolicyHandle, tasks: list[CodeTask], config: TrainConfig, grader: VerdictCache,
-             label: str) -> tuple[dict, list[RolloutRecord]]:
+def evaluate(
+    policy: PolicyHandle, tasks: list[CodeTask], config: TrainConfig, grader: VerdictCache, label: str
+) -> tuple[dict, list[RolloutRecord]]:
     """Held-out pass@1 / pass@k with ``eval_samples`` samples per task and a fixed seed (17.9.6)."""
     gen = torch.Generator(device="cpu").manual_seed(config.eval_seed)
     device_gen = generator_for(policy.model, config.eval_seed) or gen
     records: list[RolloutRecord] = []
     chunk = max(1, 128 // config.eval_samples)
     for i in range(0, len(tasks), chunk):
-        recs, _ = collect(policy, tasks[i:i + chunk], config.eval_samples, grader, step=i // chunk,
-                          generator=device_gen, multi_turn=config.multi_turn, id_prefix=f"eval-{label}-")
+        recs, _ = collect(
+            policy,
+            tasks[i : i + chunk],
+            config.eval_samples,
+            grader,
+            step=i // chunk,
+            generator=device_gen,
+            multi_turn=config.multi_turn,
+            id_prefix=f"eval-{label}-",
+        )
         records += recs
     summary = pass_at_k_summary(records, config.eval_k)
     summary.update(per_family_pass1(records))

@@ -29,8 +29,9 @@ def apply_lora(model, rank: int, alpha: int, targets: tuple[str, ...], seed: int
         raise ValueError(f"rank must be >= 1, got {rank}")
     target = "all-linear" if tuple(targets) == ("all-linear",) else list(targets)
     torch.manual_seed(seed)  # the A matrices' initialisation
-    peft_model = get_peft_model(model, LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=0.0,
-                                                  target_modules=target, task_type="CAUSAL_LM"))
+    peft_model = get_peft_model(
+        model, LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=0.0, target_modules=target, task_type="CAUSAL_LM")
+    )
     peft_model.eval()
     return peft_model
 

@@ -86,14 +86,26 @@ def pass_at_k_summary(records: list[RolloutRecord], k: int, z: float = 1.96) -> 
         p1.append(c / n)
         pk.append(_pass_at_k(n, c, min(k, n)))
     if not p1:
-        return {"pass1": float("nan"), "pass1_lo": float("nan"), "pass1_hi": float("nan"),
-                f"pass{k}": float("nan"), "tasks": 0, "tasks_unresolved": unresolved_tasks,
-                "samples_unresolved": unresolved}
+        return {
+            "pass1": float("nan"),
+            "pass1_lo": float("nan"),
+            "pass1_hi": float("nan"),
+            f"pass{k}": float("nan"),
+            "tasks": 0,
+            "tasks_unresolved": unresolved_tasks,
+            "samples_unresolved": unresolved,
+        }
     mean = float(np.mean(p1))
     half = z * float(np.std(p1, ddof=1)) / math.sqrt(len(p1)) if len(p1) > 1 else float("nan")
-    return {"pass1": mean, "pass1_lo": max(0.0, mean - half), "pass1_hi": min(1.0, mean + half),
-            f"pass{k}": float(np.mean(pk)), "tasks": len(p1), "tasks_unresolved": unresolved_tasks,
-            "samples_unresolved": unresolved}
+    return {
+        "pass1": mean,
+        "pass1_lo": max(0.0, mean - half),
+        "pass1_hi": min(1.0, mean + half),
+        f"pass{k}": float(np.mean(pk)),
+        "tasks": len(p1),
+        "tasks_unresolved": unresolved_tasks,
+        "samples_unresolved": unresolved,
+    }
 
 
 def per_family_pass1(records: list[RolloutRecord]) -> dict[str, float]:

@@ -75,8 +75,10 @@ def check_master_weights(model) -> None:
     """Raise unless every trainable parameter is float32 (the optimizer must never update 16-bit weights)."""
     low = sorted({str(p.dtype) for p in model.parameters() if p.requires_grad and p.dtype != torch.float32})
     if low:
-        raise ValueError(f"trainable parameters must be float32 master weights, got {', '.join(low)}; "
-                         "load the model in float32 and set dtype for the compute (autocast)")
+        raise ValueError(
+            f"trainable parameters must be float32 master weights, got {', '.join(low)}; "
+            "load the model in float32 and set dtype for the compute (autocast)"
+        )
 
 
 def weight_dtype(config, precision: Precision) -> torch.dtype:

@@ -20,8 +20,10 @@ from rlvr_lab.verifier.schema import Candidate
 #: Stop strings of a base (non-chat) model completing a function body (HumanEval's usual set).
 BASE_STOPS = ("\ndef ", "\nclass ", "\nif ", "\nprint(", "\n#")
 #: The instruction of a chat turn; the task's prompt follows in a code block.
-INSTRUCTION = ("Complete the following Python function. Reply with the complete function, and nothing "
-               "else, in one ```python code block.")
+INSTRUCTION = (
+    "Complete the following Python function. Reply with the complete function, and nothing "
+    "else, in one ```python code block."
+)
 _FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
 
 
@@ -46,8 +48,10 @@ def prompt_format(config, tokenizer, model=None) -> PromptFormat:
         raise ValueError("chat_template is 'on' but the tokenizer has no chat_template; use 'auto' or 'off'")
     chat = has_template and config.chat_template != "off"
     if chat and config.multi_turn:
-        raise ValueError("multi_turn with a chat template is not supported (the feedback turn is plain text); "
-                         "pass --chat-template off or --no-multi-turn")
+        raise ValueError(
+            "multi_turn with a chat template is not supported (the feedback turn is plain text); "
+            "pass --chat-template off or --no-multi-turn"
+        )
     stops = tuple(config.stop_strings) or (BASE_STOPS if config.model and not chat else ())
     ends = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     ends = [ends] if isinstance(ends, int) else list(ends or [])
@@ -75,8 +79,9 @@ def prompt_text(tokenizer, task, fmt: PromptFormat) -> str:
     if not fmt.chat:
         return task.prompt
     content = chat_message(task.prompt) if task.keep_prompt else task.prompt
-    return tokenizer.apply_chat_template([{"role": "user", "content": content}], tokenize=False,
-                                         add_generation_prompt=True)
+    return tokenizer.apply_chat_template(
+        [{"role": "user", "content": content}], tokenize=False, add_generation_prompt=True
+    )
 
 
 def cut_at_stop(text: str, stops: tuple[str, ...]) -> str:

@@ -13,8 +13,10 @@ import os
 
 
 def _fmt(ev: dict, k: int) -> str:
-    return (f"{ev.get('pass1', float('nan')):.3f} [{ev.get('pass1_lo', float('nan')):.3f}, "
-            f"{ev.get('pass1_hi', float('nan')):.3f}]  pass@{k} {ev.get(f'pass{k}', float('nan')):.3f}")
+    return (
+        f"{ev.get('pass1', float('nan')):.3f} [{ev.get('pass1_lo', float('nan')):.3f}, "
+        f"{ev.get('pass1_hi', float('nan')):.3f}]  pass@{k} {ev.get(f'pass{k}', float('nan')):.3f}"
+    )
 
 
 def format_report(result, config) -> str:
@@ -42,9 +44,11 @@ def format_report(result, config) -> str:
     total = sum(result.timing.values()) or 1.0
     for name, secs in sorted(result.timing.items(), key=lambda kv: -kv[1]):
         lines.append(f"  {name:<11} {secs:8.1f} s  {100 * secs / total:5.1f} %")
-    lines.append("  (verify counts only the time spent waiting for verdicts; the verifier pool works while the "
-                 "trainer samples, scores and updates" + (", and overlap updates on the previous batch meanwhile)"
-                                                         if getattr(config, "overlap", False) else ")"))
+    lines.append(
+        "  (verify counts only the time spent waiting for verdicts; the verifier pool works while the "
+        "trainer samples, scores and updates"
+        + (", and overlap updates on the previous batch meanwhile)" if getattr(config, "overlap", False) else ")")
+    )
     lines.append(f"output: {result.out_dir}")
     return "\n".join(lines)
 
@@ -53,13 +57,22 @@ def write_report(result, config, grader=None) -> str:
     """Write ``report.md``, ``summary.json`` and (when ``config.plots``) the plots; returns the report text."""
     text = format_report(result, config)
     if grader is not None:
-        text += (f"\nverifier: {grader.submitted} submissions, {grader.cache_hits} cached verdict reuses, "
-                 f"{grader.seconds:.1f} s waiting")
+        text += (
+            f"\nverifier: {grader.submitted} submissions, {grader.cache_hits} cached verdict reuses, "
+            f"{grader.seconds:.1f} s waiting"
+        )
     with open(os.path.join(result.out_dir, "report.md"), "w", encoding="utf-8") as fh:
         fh.write(text + "\n")
-    summary = {"before": result.before, "after": result.after, "gain": result.gain, "wall_s": result.wall_s,
-               "timing": result.timing, "steps": result.steps, "rollouts": result.rollouts,
-               "config": config.to_dict()}
+    summary = {
+        "before": result.before,
+        "after": result.after,
+        "gain": result.gain,
+        "wall_s": result.wall_s,
+        "timing": result.timing,
+        "steps": result.steps,
+        "rollouts": result.rollouts,
+        "config": config.to_dict(),
+    }
     with open(os.path.join(result.out_dir, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=2, sort_keys=True, default=str)
     if config.plots and result.metrics:
@@ -79,21 +92,27 @@ def plot_metrics(rows: list[dict], out_dir: str, before: dict | None = None) -> 
     import matplotlib.pyplot as plt
 
     os.makedirs(out_dir, exist_ok=True)
-    panels = [("reward_mean", "mean training reward"), ("heldout_pass1", "held-out pass@1"),
-              ("entropy", "token entropy (nats)"), ("kl_mean", "mean k3 KL to reference"),
-              ("clip_fraction", "clip fraction"), ("groups_contrast", "groups with contrast"),
-              ("verifier_share", "verifier share of step time")]
+    panels = [
+        ("reward_mean", "mean training reward"),
+        ("heldout_pass1", "held-out pass@1"),
+        ("entropy", "token entropy (nats)"),
+        ("kl_mean", "mean k3 KL to reference"),
+        ("clip_fraction", "clip fraction"),
+        ("groups_contrast", "groups with contrast"),
+        ("verifier_share", "verifier share of step time"),
+    ]
     written = []
     for key, title in panels:
-        pts = [(r["step"], r[key]) for r in rows if isinstance(r.get(key), (int, float))
-               and not math.isnan(r[key])]
+        pts = [(r["step"], r[key]) for r in rows if isinstance(r.get(key), (int, float)) and not math.isnan(r[key])]
         if not pts:
             continue
         fig, ax = plt.subplots(figsize=(4.5, 3))
         if key == "heldout_pass1":
             evals = ([(-1, before)] if before else []) + [
-                (r["step"], {k[len("heldout_"):]: v for k, v in r.items() if k.startswith("heldout_")})
-                for r in rows if "heldout_pass1" in r]
+                (r["step"], {k[len("heldout_") :]: v for k, v in r.items() if k.startswith("heldout_")})
+                for r in rows
+                if "heldout_pass1" in r
+            ]
             xs = [s for s, _ in evals]
             ys = [e["pass1"] for _, e in evals]
             lo = [e["pass1"] - e.get("pass1_lo", e["pass1"]) for _, e in evals]

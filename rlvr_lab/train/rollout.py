@@ -25,9 +25,15 @@ from rlvr_lab.verifier.schema import Candidate, Fixture, Verdict
 
 
 def _unavailable(candidate: Candidate, fixture: Fixture, why: str) -> Verdict:
-    return Verdict(outcome="unknown", candidate_digest=candidate.digest, fixture=fixture.name,
-                   fixture_version=fixture.version, checker_version=fixture.checker_version,
-                   backend="trainer", stop_reason=why)
+    return Verdict(
+        outcome="unknown",
+        candidate_digest=candidate.digest,
+        fixture=fixture.name,
+        fixture_version=fixture.version,
+        checker_version=fixture.checker_version,
+        backend="trainer",
+        stop_reason=why,
+    )
 
 
 class VerdictCache:
@@ -146,8 +152,9 @@ def completion_text(tokenizer, ids: list[int], fmt: PromptFormat = PromptFormat(
 
 def public_fixture(fixture: Fixture) -> Fixture:
     """The same fixture graded by its public tests only: the feedback a policy may see (17.6.1)."""
-    return replace(fixture, hidden_tests=dict(fixture.public_tests),
-                   checker_version=fixture.checker_version + "-public")
+    return replace(
+        fixture, hidden_tests=dict(fixture.public_tests), checker_version=fixture.checker_version + "-public"
+    )
 
 
 def observation_text(verdict: Verdict, task: CodeTask) -> str:
@@ -170,8 +177,16 @@ class Collection:
     times: dict
 
 
-def start_collect(policy: PolicyHandle, tasks: list[CodeTask], group_size: int, grader: VerdictCache,
-                  step: int, generator, multi_turn: bool = False, id_prefix: str = "s") -> Collection:
+def start_collect(
+    policy: PolicyHandle,
+    tasks: list[CodeTask],
+    group_size: int,
+    grader: VerdictCache,
+    step: int,
+    generator,
+    multi_turn: bool = False,
+    id_prefix: str = "s",
+) -> Collection:
     """Sample ``group_size`` rollouts per task and submit every final candidate to the verifier.
 
     Returns as soon as the requests are queued, so the caller can do other work (score the batch under
@@ -195,19 +210,33 @@ def start_collect(policy: PolicyHandle, tasks: list[CodeTask], group_size: int, 
 
     def draw(prefixes):
         with policy.precision.autocast():
-            return sample(policy.model, prefixes, cfg, tok.eos_token_id, tok.pad_token_id, generator,
-                          fmt.stop_ids, fmt.stop_strings, tok.decode)
+            return sample(
+                policy.model,
+                prefixes,
+                cfg,
+                tok.eos_token_id,
+                tok.pad_token_id,
+                generator,
+                fmt.stop_ids,
+                fmt.stop_strings,
+                tok.decode,
+            )
 
     samples = draw(prompts)
-    calls = [[Invocation(0, s.prompt_ids, s.completion_ids, s.behaviour_logprobs, policy.version, s.stop_reason)]
-             for s in samples]
+    calls = [
+        [Invocation(0, s.prompt_ids, s.completion_ids, s.behaviour_logprobs, policy.version, s.stop_reason)]
+        for s in samples
+    ]
     t_sample = time.perf_counter() - t0
     t_verify = 0.0
     if multi_turn:
         t1 = time.perf_counter()
-        first = grader.grade([(candidate_for(task, completion_text(tok, s.completion_ids, fmt), fmt),
-                               public_fixture(task.fixture))
-                              for s, (_, _, task) in zip(samples, owners)])
+        first = grader.grade(
+            [
+                (candidate_for(task, completion_text(tok, s.completion_ids, fmt), fmt), public_fixture(task.fixture))
+                for s, (_, _, task) in zip(samples, owners)
+            ]
+        )
         t_verify += time.perf_counter() - t1
         retry = [i for i, (v, _) in enumerate(first) if v.outcome != "pass"]
         if retry:
@@ -220,22 +249,39 @@ def start_collect(policy: PolicyHandle, tasks: list[CodeTask], group_size: int, 
                 prefixes.append(samples[i].prompt_ids + samples[i].completion_ids + obs_ids)
             second = draw(prefixes)
             for i, s in zip(retry, second):
-                calls[i].append(Invocation(1, s.prompt_ids, s.completion_ids, s.behaviour_logprobs, policy.version,
-                                           s.stop_reason))
+                calls[i].append(
+                    Invocation(1, s.prompt_ids, s.completion_ids, s.behaviour_logprobs, policy.version, s.stop_reason)
+                )
             t_sample += time.perf_counter() - t2
     finals = [completion_text(tok, c[-1].completion_ids, fmt) for c in calls]
-    pending = grader.submit([(candidate_for(task, text, fmt), task.fixture)
-                             for text, (_, _, task) in zip(finals, owners)])
+    pending = grader.submit(
+        [(candidate_for(task, text, fmt), task.fixture) for text, (_, _, task) in zip(finals, owners)]
+    )
     records = []
     for (g, r, task), call_list, text in zip(owners, calls, finals):
-        records.append(RolloutRecord(
-            rollout_id=f"{id_prefix}{step}-g{g}-r{r}", group_id=f"{id_prefix}{step}-g{g}", task_id=task.task_id,
-            problem_id=task.problem_id, split=task.split, step=step, fixture=task.fixture.name,
-            fixture_version=task.fixture.version, sampling=cfg.to_dict(), tokenizer_digest=policy.tokenizer_digest,
-            invocations=call_list, completion_text=text, verdict="unknown", reward=None,
-            evidence={"stop_reason": "awaiting the verifier"}, stop_reason=call_list[-1].stop_reason,
-            prompt_tokens=len(call_list[0].prefix_ids),
-            completion_tokens=sum(len(c.completion_ids) for c in call_list), policy_version=policy.version))
+        records.append(
+            RolloutRecord(
+                rollout_id=f"{id_prefix}{step}-g{g}-r{r}",
+                group_id=f"{id_prefix}{step}-g{g}",
+                task_id=task.task_id,
+                problem_id=task.problem_id,
+                split=task.split,
+                step=step,
+                fixture=task.fixture.name,
+                fixture_version=task.fixture.version,
+                sampling=cfg.to_dict(),
+                tokenizer_digest=policy.tokenizer_digest,
+                invocations=call_list,
+                completion_text=text,
+                verdict="unknown",
+                reward=None,
+                evidence={"stop_reason": "awaiting the verifier"},
+                stop_reason=call_list[-1].stop_reason,
+                prompt_tokens=len(call_list[0].prefix_ids),
+                completion_tokens=sum(len(c.completion_ids) for c in call_list),
+                policy_version=policy.version,
+            )
+        )
     return Collection(records, pending, {"sample_s": t_sample, "verify_s": t_verify})
 
 
@@ -253,12 +299,21 @@ def finish_collect(collection: Collection, grader: VerdictCache) -> tuple[list[R
     return collection.records, times
 
 
-def collect(policy: PolicyHandle, tasks: list[CodeTask], group_size: int, grader: VerdictCache, step: int,
-            generator, multi_turn: bool = False, id_prefix: str = "s") -> tuple[list[RolloutRecord], dict]:
+def collect(
+    policy: PolicyHandle,
+    tasks: list[CodeTask],
+    group_size: int,
+    grader: VerdictCache,
+    step: int,
+    generator,
+    multi_turn: bool = False,
+    id_prefix: str = "s",
+) -> tuple[list[RolloutRecord], dict]:
     """Sample ``group_size`` rollouts per task, grade them, return records and timings (seconds):
     :func:`start_collect` followed at once by :func:`finish_collect`."""
-    return finish_collect(start_collect(policy, tasks, group_size, grader, step, generator, multi_turn,
-                                        id_prefix), grader)
+    return finish_collect(
+        start_collect(policy, tasks, group_size, grader, step, generator, multi_turn, id_prefix), grader
+    )
 
 
 def replay_max_deviation(model, records: list[RolloutRecord], pad_id: int) -> float:
@@ -287,7 +342,10 @@ def replay_max_deviation(model, records: list[RolloutRecord], pad_id: int) -> fl
 def __getattr__(name: str):
     """``Grader``, the old name of :class:`VerdictCache`, until 0.2."""
     if name == "Grader":
-        warnings.warn("rlvr_lab.train.rollout.Grader is now VerdictCache; the old name goes in 0.2",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "rlvr_lab.train.rollout.Grader is now VerdictCache; the old name goes in 0.2",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return VerdictCache
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

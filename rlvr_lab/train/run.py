@@ -93,8 +93,12 @@ def open_pool(config: TrainConfig):
     if config.verifier_pool == "ray":
         from rlvr_lab.verifier.ray_pool import RayVerifierPool
 
-        return RayVerifierPool(workers=config.verifier_workers, backend=config.verifier_backend, max_queue=queue,
-                               address=config.ray_address or None)
+        return RayVerifierPool(
+            workers=config.verifier_workers,
+            backend=config.verifier_backend,
+            max_queue=queue,
+            address=config.ray_address or None,
+        )
     return VerifierPool(workers=config.verifier_workers, backend=config.verifier_backend, max_queue=queue)
 
 
@@ -114,9 +118,13 @@ def task_sets(config: TrainConfig) -> tuple[list[CodeTask], list[CodeTask], list
         held = [] if config.heldout_set == "humaneval" else mbpp(config.mbpp_source, "test")
         suite += held
     else:
-        suite = make_suite(seed=config.seed, families=tuple(sorted(set(config.families) | set(config.sft_families))),
-                           variants=config.variants, heldout_fraction=config.heldout_fraction,
-                           problems_per_family=config.problems_per_family)
+        suite = make_suite(
+            seed=config.seed,
+            families=tuple(sorted(set(config.families) | set(config.sft_families))),
+            variants=config.variants,
+            heldout_fraction=config.heldout_fraction,
+            problems_per_family=config.problems_per_family,
+        )
         train, held = split_tasks(suite, "train", config.families), None
     if config.heldout_set == "humaneval":
         held = humaneval()
@@ -129,8 +137,9 @@ def heldout_subset(config: TrainConfig, suite: list[CodeTask], filtered: bool = 
     keeps the held-out split of ``config.families`` (else ``suite`` is the held-out set already)."""
     tasks = split_tasks(suite, "heldout", config.families) if filtered else list(suite)
     if config.heldout_tasks is not None and len(tasks) > config.heldout_tasks:
-        tasks = sorted(random.Random(f"heldout:{config.seed}").sample(tasks, config.heldout_tasks),
-                       key=lambda t: t.task_id)
+        tasks = sorted(
+            random.Random(f"heldout:{config.seed}").sample(tasks, config.heldout_tasks), key=lambda t: t.task_id
+        )
     return tasks
 
 
@@ -177,5 +186,17 @@ def setup(config: TrainConfig, pool=None) -> Run:
     own_pool = pool is None
     pool = open_pool(config) if own_pool else pool
     grader = VerdictCache(pool, cache=config.verdict_cache, timeout_s=config.verify_timeout_s)
-    return Run(config, device, suite, train, heldout, pool, grader, sampling_of(config), timer, own_pool, {t.task_id: t for t in suite},
-               resolve_precision(config.dtype, device))
+    return Run(
+        config,
+        device,
+        suite,
+        train,
+        heldout,
+        pool,
+        grader,
+        sampling_of(config),
+        timer,
+        own_pool,
+        {t.task_id: t for t in suite},
+        resolve_precision(config.dtype, device),
+    )

@@ -41,8 +41,18 @@ def demonstration(tokenizer, task: CodeTask, fmt: PromptFormat = PromptFormat())
     return prompt + body, [0] * len(prompt) + [1] * len(body)
 
 
-def sft(model, tokenizer, tasks: list[CodeTask], steps: int, batch: int, lr: float, seed: int,
-        progress=None, fmt: PromptFormat = PromptFormat(), precision: Precision = Precision()) -> list[float]:
+def sft(
+    model,
+    tokenizer,
+    tasks: list[CodeTask],
+    steps: int,
+    batch: int,
+    lr: float,
+    seed: int,
+    progress=None,
+    fmt: PromptFormat = PromptFormat(),
+    precision: Precision = Precision(),
+) -> list[float]:
     """Train on demonstrations for ``steps`` AdamW steps; returns the per-step mean token NLL (nats).
 
     Batches are drawn with a seeded shuffle; the learning rate decays linearly to 10 % of ``lr``. The
@@ -71,8 +81,9 @@ def sft(model, tokenizer, tasks: list[CodeTask], steps: int, batch: int, lr: flo
         ids, attn, mask = ids.to(device), attn.to(device), mask.to(device)
         with precision.autocast():
             logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1].float()
-        nll = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1),
-                                                reduction="none").view(ids.shape[0], -1)
+        nll = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1), reduction="none"
+        ).view(ids.shape[0], -1)
         m = mask[:, 1:].float()
         loss = (nll * m).sum() / m.sum()
         opt.zero_grad(set_to_none=True)

@@ -27,8 +27,9 @@ import torch
 from rlvr_lab.train.config import TrainConfig
 
 
-def reward_function(grader, tasks_by_id: dict, fmt=None, closure: str = "exclude", retries: int = 0,
-                    group_size: int | None = None):
+def reward_function(
+    grader, tasks_by_id: dict, fmt=None, closure: str = "exclude", retries: int = 0, group_size: int | None = None
+):
     """A TRL reward function grading completions through ``grader`` (a :class:`~.rollout.VerdictCache`).
 
     ``fmt`` (a :class:`~rlvr_lab.train.prompting.PromptFormat`) turns a reply into the candidate file.
@@ -42,8 +43,10 @@ def reward_function(grader, tasks_by_id: dict, fmt=None, closure: str = "exclude
 
     def verifier_reward(prompts, completions, task_id, **kwargs):
         texts = [c[-1]["content"] if isinstance(c, list) else c for c in completions]  # conversational or plain
-        items = [(candidate_for(tasks_by_id[tid], cut_at_stop(text, fmt.stop_strings), fmt), tasks_by_id[tid].fixture)
-                 for tid, text in zip(task_id, texts)]
+        items = [
+            (candidate_for(tasks_by_id[tid], cut_at_stop(text, fmt.stop_strings), fmt), tasks_by_id[tid].fixture)
+            for tid, text in zip(task_id, texts)
+        ]
         rewards = [v.reward for v, _ in grader.grade(items)]
         for _ in range(retries if closure == "wait" else 0):
             todo = [i for i, r in enumerate(rewards) if r is None]
@@ -89,48 +92,95 @@ def train_trl(config: TrainConfig, pool=None):
         fmt, precision = prompt_format(config, tok, model), run.precision
         bos = tok.bos_token or ""
         if fmt.chat:  # conversational: TRL applies the tokenizer's chat template
-            rows = [{"prompt": [{"role": "user", "content": chat_message(t.prompt) if t.keep_prompt else t.prompt}],
-                     "task_id": t.task_id} for t in train_tasks]
+            rows = [
+                {
+                    "prompt": [{"role": "user", "content": chat_message(t.prompt) if t.keep_prompt else t.prompt}],
+                    "task_id": t.task_id,
+                }
+                for t in train_tasks
+            ]
         else:
             rows = [{"prompt": bos + t.prompt, "task_id": t.task_id} for t in train_tasks]
         data = Dataset.from_list(rows)
         rollouts_per_step = config.tasks_per_step * config.group_size
         args = GRPOConfig(
-            output_dir=os.path.join(config.out_dir, "trl"), seed=config.seed, use_cpu=device.type == "cpu",
-            bf16=precision.dtype == "bfloat16", fp16=precision.dtype == "float16", disable_dropout=True,
-            per_device_train_batch_size=rollouts_per_step, num_generations=config.group_size,
-            steps_per_generation=1, num_iterations=config.passes, max_steps=config.grpo_steps * config.passes,
-            learning_rate=config.lr, lr_scheduler_type="constant", warmup_steps=0, weight_decay=0.0,
-            max_grad_norm=config.max_grad_norm, beta=config.beta, epsilon=config.eps_low,
-            epsilon_high=config.eps_high, loss_type="grpo" if config.norm == "sequence" else "dr_grpo",
-            scale_rewards="group", max_completion_length=config.max_new_tokens, temperature=config.temperature,
-            top_k=config.top_k, top_p=config.top_p, logging_steps=1, report_to="none", save_strategy="no",
-            disable_tqdm=not config.progress, remove_unused_columns=False, dataloader_num_workers=0,
-            use_bias_correction_kl=False)
+            output_dir=os.path.join(config.out_dir, "trl"),
+            seed=config.seed,
+            use_cpu=device.type == "cpu",
+            bf16=precision.dtype == "bfloat16",
+            fp16=precision.dtype == "float16",
+            disable_dropout=True,
+            per_device_train_batch_size=rollouts_per_step,
+            num_generations=config.group_size,
+            steps_per_generation=1,
+            num_iterations=config.passes,
+            max_steps=config.grpo_steps * config.passes,
+            learning_rate=config.lr,
+            lr_scheduler_type="constant",
+            warmup_steps=0,
+            weight_decay=0.0,
+            max_grad_norm=config.max_grad_norm,
+            beta=config.beta,
+            epsilon=config.eps_low,
+            epsilon_high=config.eps_high,
+            loss_type="grpo" if config.norm == "sequence" else "dr_grpo",
+            scale_rewards="group",
+            max_completion_length=config.max_new_tokens,
+            temperature=config.temperature,
+            top_k=config.top_k,
+            top_p=config.top_p,
+            logging_steps=1,
+            report_to="none",
+            save_strategy="no",
+            disable_tqdm=not config.progress,
+            remove_unused_columns=False,
+            dataloader_num_workers=0,
+            use_bias_correction_kl=False,
+        )
         hf_logging.set_verbosity_error()
         peft_config = None
         if config.lora_rank:
             from peft import LoraConfig
 
             targets = "all-linear" if tuple(config.lora_targets) == ("all-linear",) else list(config.lora_targets)
-            peft_config = LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, lora_dropout=0.0,
-                                     target_modules=targets, task_type="CAUSAL_LM")
+            peft_config = LoraConfig(
+                r=config.lora_rank,
+                lora_alpha=config.lora_alpha,
+                lora_dropout=0.0,
+                target_modules=targets,
+                task_type="CAUSAL_LM",
+            )
         reward = reward_function(grader, by_id, fmt, config.closure, config.verify_retries, config.group_size)
-        trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=data, processing_class=tok,
-                              peft_config=peft_config)
+        trainer = GRPOTrainer(
+            model=model,
+            reward_funcs=reward,
+            args=args,
+            train_dataset=data,
+            processing_class=tok,
+            peft_config=peft_config,
+        )
         t0 = time.perf_counter()
         trainer.train()
         timing["grpo"] = time.perf_counter() - t0
         timing["verify"] = grader.seconds
         model = trainer.model.eval()
         t0 = time.perf_counter()
-        handle = PolicyHandle(model, tok, config.grpo_steps * config.passes, run.sampling, tokenizer_digest(tok), fmt,
-                              precision)
+        handle = PolicyHandle(
+            model, tok, config.grpo_steps * config.passes, run.sampling, tokenizer_digest(tok), fmt, precision
+        )
         after, _ = evaluate(handle, run.heldout, config, grader, "trl")
         timing["eval"] = time.perf_counter() - t0
         rows = [dict(r, step=i) for i, r in enumerate(trainer.state.log_history)]
-        result = grpo_loop.TrainResult(config.out_dir, before, after, run.timer.elapsed(), timing,
-                                       config.grpo_steps, config.grpo_steps * rollouts_per_step, rows)
+        result = grpo_loop.TrainResult(
+            config.out_dir,
+            before,
+            after,
+            run.timer.elapsed(),
+            timing,
+            config.grpo_steps,
+            config.grpo_steps * rollouts_per_step,
+            rows,
+        )
         from rlvr_lab.train.report import write_report
 
         write_report(result, config.with_overrides(plots=False), grader)

@@ -11,8 +11,24 @@ from rlvr_lab.verifier.pool import VerifierPool
 from rlvr_lab.verifier.schema import VERDICTS, Candidate, Fixture, Limits, TrialResult, Verdict
 from rlvr_lab.verifier.verifier import Verifier
 
-__all__ = ["VERDICTS", "Candidate", "Fixture", "Limits", "TrialResult", "Verdict", "Verifier", "VerifierPool", "RayVerifierPool", "SandboxUnavailable",
-           "NaiveVerifier", "load_fixture", "list_fixtures", "load_reference", "load_exploit", "list_exploits"]
+__all__ = [
+    "VERDICTS",
+    "Candidate",
+    "Fixture",
+    "Limits",
+    "TrialResult",
+    "Verdict",
+    "Verifier",
+    "VerifierPool",
+    "RayVerifierPool",
+    "SandboxUnavailable",
+    "NaiveVerifier",
+    "load_fixture",
+    "list_fixtures",
+    "load_reference",
+    "load_exploit",
+    "list_exploits",
+]
 
 
 def __getattr__(name: str):

@@ -14,8 +14,11 @@ from rlvr_lab.verifier.proxy import SERVER_PATH
 
 __all__ = ["make_backend", "resolve_backend"]
 
-warnings.warn("rlvr_lab.verifier.backends moved to rlvr_lab.sandbox.factory; the old path goes in 0.2",
-              DeprecationWarning, stacklevel=2)
+warnings.warn(
+    "rlvr_lab.verifier.backends moved to rlvr_lab.sandbox.factory; the old path goes in 0.2",
+    DeprecationWarning,
+    stacklevel=2,
+)
 
 
 def make_backend(name: str, slot_dir: Path) -> SandboxBackend:

@@ -31,8 +31,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verify.add_argument("path", help="candidate tree (directory), JSON {path: text}, or a single file")
     verify.add_argument("--fixture", required=True, help="fixture name under fixtures/, e.g. pool_repair_01")
     verify.add_argument("--trials", type=int, default=None, help="K of the all-pass rule (default: manifest)")
-    verify.add_argument("--backend", choices=BACKENDS, default="auto",
-                        help="sandbox backend; auto: local namespaces where they work, else the weaker process backend")
+    verify.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="auto",
+        help="sandbox backend; auto: local namespaces where they work, else the weaker process backend",
+    )
     verify.add_argument("--naive", action="store_true", help="use the teaching-only NaiveVerifier instead")
     verify.add_argument("--json", action="store_true", help="print the verdict as JSON")
     verify.set_defaults(func=run_verify)
@@ -85,16 +89,20 @@ def printable(text: object) -> str:
 def format_verdict(verdict) -> str:
     """Human-readable verdict and evidence; every field is passed through :func:`printable`."""
     p = printable
-    lines = [f"verdict: {p(verdict.outcome)}",
-             f"candidate: sha256:{p(verdict.candidate_digest)}",
-             f"fixture: {p(verdict.fixture)} ({p(verdict.fixture_version)}), checker {p(verdict.checker_version)}",
-             f"backend: {p(verdict.backend)}   attempts: {verdict.attempts}   "
-             f"hidden tests run by: {p(getattr(verdict, 'test_runner', '') or 'n/a')}",
-             f"isolation: {p(', '.join(verdict.isolation) or 'none recorded')}",
-             f"stop reason: {p(verdict.stop_reason)}"]
+    lines = [
+        f"verdict: {p(verdict.outcome)}",
+        f"candidate: sha256:{p(verdict.candidate_digest)}",
+        f"fixture: {p(verdict.fixture)} ({p(verdict.fixture_version)}), checker {p(verdict.checker_version)}",
+        f"backend: {p(verdict.backend)}   attempts: {verdict.attempts}   "
+        f"hidden tests run by: {p(getattr(verdict, 'test_runner', '') or 'n/a')}",
+        f"isolation: {p(', '.join(verdict.isolation) or 'none recorded')}",
+        f"stop reason: {p(verdict.stop_reason)}",
+    ]
     for i, trial in enumerate(verdict.trials, 1):
-        lines.append(f"  trial {i}: {p(trial.outcome):7s} {trial.duration_s * 1000:8.1f} ms  seed {trial.seed:<10d} "
-                     f"{p(trial.reason)}")
+        lines.append(
+            f"  trial {i}: {p(trial.outcome):7s} {trial.duration_s * 1000:8.1f} ms  seed {trial.seed:<10d} "
+            f"{p(trial.reason)}"
+        )
         if trial.detail and trial.outcome != "pass":
             lines.append(f"           {p(trial.detail)}")
     return "\n".join(lines)
@@ -113,8 +121,11 @@ def run_verify(args: argparse.Namespace) -> int:
         if args.naive:
             from rlvr_lab.verifier.naive import NaiveVerifier
 
-            verdict = NaiveVerifier().verify(candidate, fixture) if args.trials is None else \
-                NaiveVerifier().verify(candidate, fixture, trials=args.trials)
+            verdict = (
+                NaiveVerifier().verify(candidate, fixture)
+                if args.trials is None
+                else NaiveVerifier().verify(candidate, fixture, trials=args.trials)
+            )
         else:
             from rlvr_lab.verifier.verifier import Verifier
 
@@ -159,10 +170,14 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print(f"rlvr-lab calibrate: {printable(exc)}", file=sys.stderr)
         return 2
     k = fixture.trials
-    print(f"fixture {fixture.name} ({fixture.version}), checker {fixture.checker_version}, K = {k}, "
-          f"{args.runs} single-trial runs per reference, backend {args.backend}")
-    print(f"{'reference':24s} {'expect':6s} {'q (measured)':>12s} {'95% interval':>15s} {'q^K':>8s} "
-          f"{'E[trials]':>9s} {'unresolved':>10s}")
+    print(
+        f"fixture {fixture.name} ({fixture.version}), checker {fixture.checker_version}, K = {k}, "
+        f"{args.runs} single-trial runs per reference, backend {args.backend}"
+    )
+    print(
+        f"{'reference':24s} {'expect':6s} {'q (measured)':>12s} {'95% interval':>15s} {'q^K':>8s} "
+        f"{'E[trials]':>9s} {'unresolved':>10s}"
+    )
     flagged = False
     with VerifierPool(workers=args.workers, backend=args.backend, max_queue=4 * args.workers) as pool:
         for ref_name, expect, candidate in references:
@@ -181,6 +196,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
                 note, flagged = f"  <- known-bad accepted with probability {acc:.3f} at K={k}", True
             if expect == "pass" and acc < 0.9:
                 note, flagged = f"  <- known-good rejected with probability {1 - acc:.3f} at K={k}", True
-            print(f"{ref_name:24s} {expect:6s} {q:12.3f} {f'[{lo:.2f}, {hi:.2f}]':>15s} {acc:8.3f} "
-                  f"{float(expected_trials(q, k)):9.3f} {unresolved:10d}{note}")
+            print(
+                f"{ref_name:24s} {expect:6s} {q:12.3f} {f'[{lo:.2f}, {hi:.2f}]':>15s} {acc:8.3f} "
+                f"{float(expected_trials(q, k)):9.3f} {unresolved:10d}{note}"
+            )
     return 1 if flagged else 0

@@ -27,24 +27,67 @@ import types
 from collections.abc import Mapping
 
 #: Names pytest treats specially at module level; a file defining one is not plain.
-SPECIAL_NAMES = frozenset({"pytestmark", "__test__", "setup_module", "teardown_module", "setUpModule",
-                           "tearDownModule", "setup_function", "teardown_function", "setup", "teardown",
-                           "conftest"})
+SPECIAL_NAMES = frozenset(
+    {
+        "pytestmark",
+        "__test__",
+        "setup_module",
+        "teardown_module",
+        "setUpModule",
+        "tearDownModule",
+        "setup_function",
+        "teardown_function",
+        "setup",
+        "teardown",
+        "conftest",
+    }
+)
 #: ``pytest.<name>`` a plain file may use: helpers that work without a pytest session.
 PYTEST_HELPERS = frozenset({"raises", "approx", "fail", "skip"})
 #: Longest failure summary kept per test, characters (the judge trims evidence further).
 SUMMARY_CHARS = 400
 #: Standard-library modules a plain test may import and still run inside the runner process: no
 #: threads, processes, files, signals or process-wide settings that a test could leave changed.
-PURE_MODULES = frozenset({"math", "cmath", "random", "string", "re", "collections", "itertools", "functools",
-                          "operator", "typing", "copy", "heapq", "bisect", "fractions", "statistics", "json",
-                          "hashlib", "dataclasses", "enum", "numbers", "textwrap", "unicodedata", "array",
-                          "base64", "binascii", "struct", "difflib", "pprint", "reprlib", "keyword"})
+PURE_MODULES = frozenset(
+    {
+        "math",
+        "cmath",
+        "random",
+        "string",
+        "re",
+        "collections",
+        "itertools",
+        "functools",
+        "operator",
+        "typing",
+        "copy",
+        "heapq",
+        "bisect",
+        "fractions",
+        "statistics",
+        "json",
+        "hashlib",
+        "dataclasses",
+        "enum",
+        "numbers",
+        "textwrap",
+        "unicodedata",
+        "array",
+        "base64",
+        "binascii",
+        "struct",
+        "difflib",
+        "pprint",
+        "reprlib",
+        "keyword",
+    }
+)
 
 
 #: Builtins a test that runs inside the runner process may not name (they reach files, code or globals).
-UNSAFE_BUILTINS = frozenset({"exec", "eval", "compile", "open", "globals", "vars", "__import__", "setattr",
-                             "breakpoint"})
+UNSAFE_BUILTINS = frozenset(
+    {"exec", "eval", "compile", "open", "globals", "vars", "__import__", "setattr", "breakpoint"}
+)
 
 
 class RunnerOverrun(BaseException):
@@ -100,8 +143,13 @@ def _scan(path: str, text: str) -> tuple[str, tuple[str, ...], frozenset[str]]:
             imports.extend(a.name for a in node.names)
         elif kind is ast.ImportFrom:
             imports.append("." * node.level + (node.module or ""))
-        elif kind is ast.Attribute and not refusal and type(node.value) is ast.Name and node.value.id == "pytest" \
-                and node.attr not in PYTEST_HELPERS:
+        elif (
+            kind is ast.Attribute
+            and not refusal
+            and type(node.value) is ast.Name
+            and node.value.id == "pytest"
+            and node.attr not in PYTEST_HELPERS
+        ):
             refusal = f"{path} uses pytest.{node.attr}"
     return refusal, tuple(imports), frozenset(loads)
 
@@ -110,10 +158,13 @@ def _file_refusal(path: str, tree: ast.Module) -> str:
     """Why the module-level statements of the test file ``path`` are not plain ('' when they are)."""
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in ("pytest", "_pytest")):
+            if isinstance(node, ast.ImportFrom) and (
+                node.level or (node.module or "").split(".")[0] in ("pytest", "_pytest")
+            ):
                 return f"{path} imports from {'.' * node.level}{node.module or ''}"
-            if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "_pytest" or
-                                                    (a.name.startswith("pytest.")) for a in node.names):
+            if isinstance(node, ast.Import) and any(
+                a.name.split(".")[0] == "_pytest" or (a.name.startswith("pytest.")) for a in node.names
+            ):
                 return f"{path} imports pytest internals"
             names = [a.asname or a.name for a in node.names]
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -201,8 +252,9 @@ def defined_tests(text: str) -> list[str]:
     >>> defined_tests("def helper():\\n    pass\\ndef test_b():\\n    pass\\ndef test_a():\\n    pass\\n")
     ['test_b', 'test_a']
     """
-    names = [node.name for node in ast.parse(text).body
-             if isinstance(node, ast.FunctionDef) and node.name.startswith("test")]
+    names = [
+        node.name for node in ast.parse(text).body if isinstance(node, ast.FunctionDef) and node.name.startswith("test")
+    ]
     return list(dict.fromkeys(names))
 
 
@@ -272,8 +324,14 @@ def run_tests(files: Mapping[str, str], test_dir: str, prefix: str, seed: int) -
             except BaseException as exc:
                 outcome = _outcome_of(exc)
                 failed += outcome == "failed"
-                reports.append({"nodeid": nodeid, "when": "call", "outcome": outcome,
-                                "summary": _summary(exc, filename, rel, lines)})
+                reports.append(
+                    {
+                        "nodeid": nodeid,
+                        "when": "call",
+                        "outcome": outcome,
+                        "summary": _summary(exc, filename, rel, lines),
+                    }
+                )
                 continue
             reports.append({"nodeid": nodeid, "when": "call", "outcome": "passed", "summary": ""})
     finally:

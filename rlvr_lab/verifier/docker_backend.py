@@ -11,8 +11,11 @@ from rlvr_lab.sandbox import docker
 from rlvr_lab.sandbox.docker import *  # noqa: F401,F403
 from rlvr_lab.verifier.proxy import SERVER_PATH
 
-warnings.warn("rlvr_lab.verifier.docker_backend moved to rlvr_lab.sandbox.docker; the old path goes in 0.2",
-              DeprecationWarning, stacklevel=2)
+warnings.warn(
+    "rlvr_lab.verifier.docker_backend moved to rlvr_lab.sandbox.docker; the old path goes in 0.2",
+    DeprecationWarning,
+    stacklevel=2,
+)
 
 
 class DockerBackend(docker.DockerBackend):

@@ -79,10 +79,16 @@ def _fixture_root(name_or_path: str | os.PathLike) -> Path:
     candidate = Path(name_or_path)
     if (candidate / "manifest.json").is_file():
         return candidate
-    if isinstance(name_or_path, str) and "/" not in name_or_path and (fixtures_dir() / name_or_path / "manifest.json").is_file():
+    if (
+        isinstance(name_or_path, str)
+        and "/" not in name_or_path
+        and (fixtures_dir() / name_or_path / "manifest.json").is_file()
+    ):
         return fixtures_dir() / name_or_path
-    raise ValueError(f"name_or_path must name a fixture in {fixtures_dir()} ({', '.join(list_fixtures()) or 'none'}) "
-                     f"or a directory holding manifest.json, got {str(name_or_path)!r}")
+    raise ValueError(
+        f"name_or_path must name a fixture in {fixtures_dir()} ({', '.join(list_fixtures()) or 'none'}) "
+        f"or a directory holding manifest.json, got {str(name_or_path)!r}"
+    )
 
 
 def read_manifest(name_or_path: str | os.PathLike) -> dict:
@@ -234,9 +240,16 @@ def exploit_info(name: str) -> ExploitInfo:
     'premature exit'
     """
     data = _exploit_data(name)
-    return ExploitInfo(name=name, klass=data["class"], tries=data["tries"], fixture=data["fixture"],
-                       naive=data["naive"], naive_note=data.get("naive_note", ""),
-                       sentinel=private_sentinel(data.get("sentinel", "")), marker=data.get("marker", ""))
+    return ExploitInfo(
+        name=name,
+        klass=data["class"],
+        tries=data["tries"],
+        fixture=data["fixture"],
+        naive=data["naive"],
+        naive_note=data.get("naive_note", ""),
+        sentinel=private_sentinel(data.get("sentinel", "")),
+        marker=data.get("marker", ""),
+    )
 
 
 def load_exploit(name: str) -> Candidate:

@@ -69,8 +69,11 @@ class RecordPlugin:
     def pytest_ignore_collect(self, collection_path: Path, config: Any) -> bool | None:
         # pytest calls the last-registered plugin first (this one) and stops at the first answer
         active = self.active_dir
-        if active is not None and os.path.dirname(str(collection_path)) == os.path.dirname(active) \
-                and str(collection_path) != active:
+        if (
+            active is not None
+            and os.path.dirname(str(collection_path)) == os.path.dirname(active)
+            and str(collection_path) != active
+        ):
             return True  # another cached fixture's directory
         return None
 
@@ -78,8 +81,14 @@ class RecordPlugin:
         random.Random(self.seed).shuffle(items)
 
     def pytest_runtest_logreport(self, report: Any) -> None:
-        self.reports.append({"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome,
-                             "summary": _short(report) if report.outcome != "passed" else ""})
+        self.reports.append(
+            {
+                "nodeid": report.nodeid,
+                "when": report.when,
+                "outcome": report.outcome,
+                "summary": _short(report) if report.outcome != "passed" else "",
+            }
+        )
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.outcome != "passed":
@@ -114,7 +123,7 @@ def judge(result: dict, expected: frozenset[str], prefix: str) -> tuple[bool, st
     for report in result.get("reports", []):
         if report["when"] == "call" and report["outcome"] == "passed":
             nodeid = report["nodeid"]
-            nodeid = nodeid[len(prefix):] if nodeid.startswith(prefix) else nodeid
+            nodeid = nodeid[len(prefix) :] if nodeid.startswith(prefix) else nodeid
             passed.add(nodeid.split("[", 1)[0])
     if not passed:
         return False, "no test ran", ""

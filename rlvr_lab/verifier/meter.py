@@ -168,14 +168,25 @@ class PoolMeter:
             inside, inside_se = mean_and_se([float(n) for _, n in self._looks])
             wait = self._wait / done if done else 0.0
             return PoolLoad(
-                workers=self.workers, elapsed_s=elapsed, arrivals=self._arrivals, completions=done,
-                arrival_per_s=lam, service_s=self._busy / done if done else 0.0,
+                workers=self.workers,
+                elapsed_s=elapsed,
+                arrivals=self._arrivals,
+                completions=done,
+                arrival_per_s=lam,
+                service_s=self._busy / done if done else 0.0,
                 trials=self._trials / done if done else 0.0,
                 trial_s=self._busy / self._trials if self._trials else 0.0,
-                utilization=self._busy / (self.workers * elapsed), wait_s=wait, in_system=lam * wait,
+                utilization=self._busy / (self.workers * elapsed),
+                wait_s=wait,
+                in_system=lam * wait,
                 in_system_measured=self._area / elapsed,
-                blocked_s=self._blocked, looks=len(self._looks), utilization_sampled=rho,
-                utilization_sampled_se=rho_se, in_system_sampled=inside, in_system_sampled_se=inside_se)
+                blocked_s=self._blocked,
+                looks=len(self._looks),
+                utilization_sampled=rho,
+                utilization_sampled_se=rho_se,
+                in_system_sampled=inside,
+                in_system_sampled_se=inside_se,
+            )
 
 
 def mean_and_se(values: list[float], batches: int = PROBE_BATCHES) -> tuple[float, float]:
@@ -192,7 +203,7 @@ def mean_and_se(values: list[float], batches: int = PROBE_BATCHES) -> tuple[floa
     if len(values) < batches or batches < 2:
         return mean, 0.0
     size = len(values) // batches
-    means = [sum(values[i * size:(i + 1) * size]) / size for i in range(batches)]
+    means = [sum(values[i * size : (i + 1) * size]) / size for i in range(batches)]
     centre = sum(means) / batches
     var = sum((m - centre) ** 2 for m in means) / (batches - 1)
     return mean, math.sqrt(var / batches)

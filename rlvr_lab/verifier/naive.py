@@ -95,10 +95,12 @@ def junit_verdict(path: Path) -> tuple[bool, str] | None:
 
 def build_tree(candidate: Candidate, fixture: Fixture, tree: Path) -> None:
     """Write fixture source, public and hidden tests (under ``tests/``), then the candidate, into ``tree``."""
-    layers = [fixture.files,
-              {f"tests/{rel}": text for rel, text in fixture.public_tests.items()},
-              {f"tests/{rel}": text for rel, text in fixture.hidden_tests.items()},
-              candidate.files]
+    layers = [
+        fixture.files,
+        {f"tests/{rel}": text for rel, text in fixture.public_tests.items()},
+        {f"tests/{rel}": text for rel, text in fixture.hidden_tests.items()},
+        candidate.files,
+    ]
     for layer in layers:
         for rel, text in layer.items():
             problem = path_error(rel)
@@ -142,10 +144,26 @@ class NaiveVerifier:
             env["PYTHONHASHSEED"] = str(seed)
             env.setdefault("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # faster start; not a safeguard
             report = tree / "report.xml"
-            cmd = [self.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--confcutdir={tree}",
-                   f"--junitxml={report}", "tests"]
-            proc = subprocess.Popen(cmd, cwd=tree, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
+            cmd = [
+                self.python,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                f"--confcutdir={tree}",
+                f"--junitxml={report}",
+                "tests",
+            ]
+            proc = subprocess.Popen(
+                cmd,
+                cwd=tree,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
             kept = bytearray()
 
             def drain() -> None:
@@ -165,8 +183,13 @@ class NaiveVerifier:
                     pass
                 proc.wait()
                 reader.join(2.0)
-                return TrialResult("fail", time.perf_counter() - start, seed, "timeout",
-                                   f"pytest ran past {self.timeout_s} s; process group killed")
+                return TrialResult(
+                    "fail",
+                    time.perf_counter() - start,
+                    seed,
+                    "timeout",
+                    f"pytest ran past {self.timeout_s} s; process group killed",
+                )
             reader.join(2.0)
             output = kept.decode(errors="replace")
             from_report = junit_verdict(report) if report.exists() else None
@@ -174,8 +197,7 @@ class NaiveVerifier:
                 passed, reason = from_report
             else:
                 passed, reason = code == 0, f"exit status {code} (no report)"
-            return TrialResult("pass" if passed else "fail", time.perf_counter() - start, seed, reason,
-                               output[-400:])
+            return TrialResult("pass" if passed else "fail", time.perf_counter() - start, seed, reason, output[-400:])
         finally:
             shutil.rmtree(tree, ignore_errors=True)
 
@@ -196,6 +218,13 @@ class NaiveVerifier:
                 break
         passed = len(results) == k and all(r.outcome == "pass" for r in results)
         stop = "all trials passed" if passed else f"rejected at trial {len(results)}: {results[-1].reason}"
-        return Verdict(outcome="pass" if passed else "fail", candidate_digest=candidate.digest, fixture=fixture.name,
-                       fixture_version=fixture.version, checker_version=fixture.checker_version, backend="naive",
-                       trials=tuple(results), stop_reason=stop)
+        return Verdict(
+            outcome="pass" if passed else "fail",
+            candidate_digest=candidate.digest,
+            fixture=fixture.name,
+            fixture_version=fixture.version,
+            checker_version=fixture.checker_version,
+            backend="naive",
+            trials=tuple(results),
+            stop_reason=stop,
+        )

@@ -35,7 +35,7 @@ def slot_cpus(cpus: list[int], workers: int) -> list[tuple[int, ...]]:
     ([(0,), (1,)], [(0, 1), (2, 3, 4)], [(0, 1, 2)])
     """
     n = len(cpus)
-    return [tuple(cpus[i * n // workers:(i + 1) * n // workers]) for i in range(workers)]
+    return [tuple(cpus[i * n // workers : (i + 1) * n // workers]) for i in range(workers)]
 
 
 class PoolFull(RuntimeError):
@@ -64,8 +64,14 @@ class PoolFront:
     """``submit`` (one candidate) and ``map`` for a pool class that defines ``submit_many(candidates,
     fixture, trials, block, timeout)`` (:class:`VerifierPool`, :class:`~.ray_pool.RayVerifierPool`)."""
 
-    def submit(self, candidate: Candidate, fixture: Fixture, trials: int | None = None, block: bool = True,
-               timeout: float | None = None) -> Future[Verdict]:
+    def submit(
+        self,
+        candidate: Candidate,
+        fixture: Fixture,
+        trials: int | None = None,
+        block: bool = True,
+        timeout: float | None = None,
+    ) -> Future[Verdict]:
         """Queue one verification; blocks while the queue is full (see the module docstring)."""
         return self.submit_many([candidate], fixture, trials, block, timeout)[0]
 
@@ -78,8 +84,16 @@ class PoolFront:
 class VerifierPool(PoolFront):
     """N verifier slots, a bounded FIFO queue with backpressure, a futures API (module docstring)."""
 
-    def __init__(self, workers: int = 2, backend: str = "local", max_queue: int = 64, retries: int = 1,
-                 seed: int | None = None, test_runner: str = "auto", pin_cpus: bool | None = None):
+    def __init__(
+        self,
+        workers: int = 2,
+        backend: str = "local",
+        max_queue: int = 64,
+        retries: int = 1,
+        seed: int | None = None,
+        test_runner: str = "auto",
+        pin_cpus: bool | None = None,
+    ):
         if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 64:
             raise ValueError(f"workers must be an integer in [1, 64], got {workers!r}")
         if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue < 1:
@@ -100,9 +114,13 @@ class VerifierPool(PoolFront):
 
         def start(i: int) -> None:
             try:
-                self.verifiers[i] = Verifier(backend=backend, retries=retries, test_runner=test_runner,
-                                             seed=None if seed is None else seed + 1_000_003 * i,
-                                             cpus=cpus[i] if cpus else None)
+                self.verifiers[i] = Verifier(
+                    backend=backend,
+                    retries=retries,
+                    test_runner=test_runner,
+                    seed=None if seed is None else seed + 1_000_003 * i,
+                    cpus=cpus[i] if cpus else None,
+                )
             except BaseException as exc:  # reported below, after every slot had its chance
                 errors.append(exc)
 
@@ -117,8 +135,10 @@ class VerifierPool(PoolFront):
                     v.close()
             raise errors[0]
         self.backend = self.verifiers[0]._backend_name
-        self._threads = [threading.Thread(target=self._work, args=(v,), name=f"verifier-slot-{i}", daemon=True)
-                         for i, v in enumerate(self.verifiers)]
+        self._threads = [
+            threading.Thread(target=self._work, args=(v,), name=f"verifier-slot-{i}", daemon=True)
+            for i, v in enumerate(self.verifiers)
+        ]
         for t in self._threads:
             t.start()
 
@@ -143,8 +163,14 @@ class VerifierPool(PoolFront):
                     self.meter.served(admitted[0], time.perf_counter() - started, 0)
                     future.set_exception(exc)
 
-    def submit_many(self, candidates: Iterable[Candidate], fixture: Fixture, trials: int | None = None,
-                    block: bool = True, timeout: float | None = None) -> list[Future[Verdict]]:
+    def submit_many(
+        self,
+        candidates: Iterable[Candidate],
+        fixture: Fixture,
+        trials: int | None = None,
+        block: bool = True,
+        timeout: float | None = None,
+    ) -> list[Future[Verdict]]:
         """Queue several verifications against one fixture as one entry, verified in a row by one slot;
         one future per candidate, in order. Backpressure as :meth:`submit` (the entry counts once)."""
         if self._closed:

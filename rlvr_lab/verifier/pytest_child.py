@@ -36,9 +36,27 @@ from rlvr_lab.verifier.trials import secret_seed
 #: pytest plugins the trusted runner does not load: caches and reports it never reads, and per-test
 #: machinery (log capture, warning capture) that costs time on every trial. Hidden tests may use
 #: ``pytest.raises``/``pytest.warns``, markers, parametrize, ``tmp_path`` and ``monkeypatch``.
-DISABLED_PLUGINS = ("cacheprovider", "terminal", "logging", "warnings", "stepwise", "legacypath", "setuponly",
-                    "setupplan", "unraisableexception", "threadexception", "faulthandler", "pastebin",
-                    "junitxml", "doctest", "nose", "recwarn", "capture", "debugging", "subtests")
+DISABLED_PLUGINS = (
+    "cacheprovider",
+    "terminal",
+    "logging",
+    "warnings",
+    "stepwise",
+    "legacypath",
+    "setuponly",
+    "setupplan",
+    "unraisableexception",
+    "threadexception",
+    "faulthandler",
+    "pastebin",
+    "junitxml",
+    "doctest",
+    "nose",
+    "recwarn",
+    "capture",
+    "debugging",
+    "subtests",
+)
 #: Traceback style of failure reports: the verdict needs only the failing test and its exception line.
 TB_STYLE = "line"
 
@@ -55,8 +73,15 @@ def prepare_session(plugin: Any, runner_dir: Path, tests_root: Path) -> tuple[An
     from _pytest.config import _prepareconfig
     from _pytest.main import Session
 
-    args = [str(tests_root), "-c", str(runner_dir / "pytest.ini"), "--rootdir", str(runner_dir),
-            "--confcutdir", str(tests_root)]
+    args = [
+        str(tests_root),
+        "-c",
+        str(runner_dir / "pytest.ini"),
+        "--rootdir",
+        str(runner_dir),
+        "--confcutdir",
+        str(tests_root),
+    ]
     for name in DISABLED_PLUGINS:
         args += ["-p", f"no:{name}"]
     config = _prepareconfig(args, plugins=[plugin])
@@ -162,8 +187,16 @@ class TrialJob:
     @classmethod
     def from_bytes(cls, data: bytes) -> TrialJob:
         fields = json.loads(data.decode())
-        return cls(str(fields["test_dir"]), int(fields["seed"]), tuple(fields["modules"]), str(fields["mode"]),
-                   tuple(fields["files"]), bool(fields["here"]), tuple(fields["shared"]), float(fields["deadline"]))
+        return cls(
+            str(fields["test_dir"]),
+            int(fields["seed"]),
+            tuple(fields["modules"]),
+            str(fields["mode"]),
+            tuple(fields["files"]),
+            bool(fields["here"]),
+            tuple(fields["shared"]),
+            float(fields["deadline"]),
+        )
 
 
 def shared_modules(test_dir: str, names: tuple[str, ...]) -> dict[str, types.ModuleType]:
@@ -192,8 +225,16 @@ class TrialProcess:
     runner's copy is untouched), or in the runner itself for :meth:`run_here`, which puts them back.
     """
 
-    def __init__(self, secret: bytes, runner_dir: Path, finder: RemoteFinder, binding: Binding,
-                 plugin: RecordPlugin, config: Any = None, session: Any = None):
+    def __init__(
+        self,
+        secret: bytes,
+        runner_dir: Path,
+        finder: RemoteFinder,
+        binding: Binding,
+        plugin: RecordPlugin,
+        config: Any = None,
+        session: Any = None,
+    ):
         self.secret = secret
         """The runner's secret, from which the trial's RNG seeds derive (never sent to a sandbox)."""
         self.runner_dir = runner_dir
@@ -244,7 +285,7 @@ class TrialProcess:
             data = json.dumps(self.bind_and_run(channel, job)).encode()
             view = memoryview(data)
             while view:
-                view = view[os.write(result_w, view):]
+                view = view[os.write(result_w, view) :]
         except BaseException:
             code = 1
         os._exit(code)

@@ -28,9 +28,15 @@ from pathlib import Path
 #: Environment of every node: no usage reporting, dead nodes noticed within about two seconds, and workers
 #: at the node's own priority (Ray lowers them by 15 niceness steps by default, which on a machine shared
 #: with other work starves the verifier slots and their sandboxes behind it).
-NODE_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled", "RAY_worker_niceness": "0", "RAY_health_check_period_ms": "500",
-            "RAY_health_check_timeout_ms": "1000", "RAY_health_check_failure_threshold": "3",
-            "RAY_health_check_initial_delay_ms": "500"}
+NODE_ENV = {
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_AUTH_MODE": "disabled",
+    "RAY_worker_niceness": "0",
+    "RAY_health_check_period_ms": "500",
+    "RAY_health_check_timeout_ms": "1000",
+    "RAY_health_check_failure_threshold": "3",
+    "RAY_health_check_initial_delay_ms": "500",
+}
 
 
 def _free_port() -> int:
@@ -118,8 +124,9 @@ class LocalCluster:
         self.env = {**os.environ, **NODE_ENV, **(extra_env or {})}
         self.nodes: list[Node] = []
         try:
-            self._start("head", ["--head", f"--port={self.port}", "--include-dashboard=false",
-                                 f"--temp-dir={self.temp_dir}"])
+            self._start(
+                "head", ["--head", f"--port={self.port}", "--include-dashboard=false", f"--temp-dir={self.temp_dir}"]
+            )
             for _ in range(workers):
                 self.add_worker()
         except BaseException:
@@ -127,10 +134,19 @@ class LocalCluster:
             raise
 
     def _start(self, name: str, args: list[str]) -> Node:
-        cmd = [_ray_cli(), "start", *args, "--node-ip-address=127.0.0.1", f"--num-cpus={self.cpus}",
-               "--num-gpus=0", "--object-store-memory=83886080", "--disable-usage-stats"]
-        proc = subprocess.Popen(cmd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True, text=True)
+        cmd = [
+            _ray_cli(),
+            "start",
+            *args,
+            "--node-ip-address=127.0.0.1",
+            f"--num-cpus={self.cpus}",
+            "--num-gpus=0",
+            "--object-store-memory=83886080",
+            "--disable-usage-stats",
+        ]
+        proc = subprocess.Popen(
+            cmd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, text=True
+        )
         node = Node(name, proc.pid)
         self.nodes.append(node)
         out, _ = proc.communicate(timeout=120)
@@ -168,8 +184,7 @@ class LocalCluster:
         """``ray.init`` this process as a driver of the cluster (``kwargs`` to ``ray.init``)."""
         import ray
 
-        ray.init(address=self.address, include_dashboard=False, log_to_driver=False, logging_level="WARNING",
-                 **kwargs)
+        ray.init(address=self.address, include_dashboard=False, log_to_driver=False, logging_level="WARNING", **kwargs)
 
     def pids(self) -> list[int]:
         """Every live process the cluster started."""

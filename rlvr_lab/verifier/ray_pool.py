@@ -54,8 +54,12 @@ def _slot_class():
                 self.node = node_name()
 
             def info(self) -> dict:
-                return {"node": self.node, "pid": os.getpid(), "runner_pid": self.verifier.runner_pid,
-                        "backend": self.verifier._backend_name}
+                return {
+                    "node": self.node,
+                    "pid": os.getpid(),
+                    "runner_pid": self.verifier.runner_pid,
+                    "backend": self.verifier._backend_name,
+                }
 
             def verify(self, candidate: Candidate, fixture: Fixture, trials: int | None):
                 started = time.perf_counter()
@@ -85,8 +89,15 @@ class LostAttempt:
 class Verification(Call):
     """One candidate of a ``submit_many``: sent to a slot's actor, answered through its future."""
 
-    def __init__(self, pool: RayVerifierPool, future: Future, candidate: Candidate, fixture: Fixture,
-                 trials: int | None, admitted: float):
+    def __init__(
+        self,
+        pool: RayVerifierPool,
+        future: Future,
+        candidate: Candidate,
+        fixture: Fixture,
+        trials: int | None,
+        admitted: float,
+    ):
         self.pool, self.future, self.candidate, self.fixture, self.trials = pool, future, candidate, fixture, trials
         self.admitted = admitted
         self.timeout_s = pool.call_budget(fixture, trials)
@@ -122,10 +133,19 @@ class Verification(Call):
         if not retried:
             self.pool.meter.served(self.admitted, 0.0, 0)
             fx = self.fixture
-            self.future.set_result(Verdict(
-                outcome="unknown", candidate_digest=self.candidate.digest, fixture=fx.name, fixture_version=fx.version,
-                checker_version=fx.checker_version, backend=self.pool.backend, attempts=self.lost,
-                stop_reason=f"verifier slot lost {self.lost} times (last: {error})", node=node))
+            self.future.set_result(
+                Verdict(
+                    outcome="unknown",
+                    candidate_digest=self.candidate.digest,
+                    fixture=fx.name,
+                    fixture_version=fx.version,
+                    checker_version=fx.checker_version,
+                    backend=self.pool.backend,
+                    attempts=self.lost,
+                    stop_reason=f"verifier slot lost {self.lost} times (last: {error})",
+                    node=node,
+                )
+            )
         return LostAttempt(self.candidate.digest, self.fixture.name, slot, node, error, retried)
 
     def cancel(self) -> None:
@@ -146,9 +166,18 @@ class RayVerifierPool(PoolFront):
     the fixture's limits, like the slot's own budget).
     """
 
-    def __init__(self, workers: int = 2, backend: str | None = None, max_queue: int = 64, retries: int = 1,
-                 seed: int | None = None, address: str | None = None, lost_retries: int = 2,
-                 slot_cpus: float = 1.0, call_timeout_s: float | None = None):
+    def __init__(
+        self,
+        workers: int = 2,
+        backend: str | None = None,
+        max_queue: int = 64,
+        retries: int = 1,
+        seed: int | None = None,
+        address: str | None = None,
+        lost_retries: int = 2,
+        slot_cpus: float = 1.0,
+        call_timeout_s: float | None = None,
+    ):
         if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 1024:
             raise ValueError(f"workers must be an integer in [1, 1024], got {workers!r}")
         if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue < 1:
@@ -175,12 +204,24 @@ class RayVerifierPool(PoolFront):
         def actor_args(i: int, generation: int) -> tuple:
             return backend, retries, None if seed is None else seed + 1_000_003 * i + 7 * generation
 
-        private = {} if address is not None else dict(num_cpus=max(int(round(workers * slot_cpus)), 1),
-                                                      object_store_memory=80 * 2**20)
+        private = (
+            {}
+            if address is not None
+            else dict(num_cpus=max(int(round(workers * slot_cpus)), 1), object_store_memory=80 * 2**20)
+        )
         try:
-            self._slots = RayWorkers(_slot_class(), actor_args, workers, address=address, init_kwargs=private,
-                                     slot_cpus=slot_cpus, lost_retries=lost_retries, max_queue=max_queue,
-                                     start_timeout_s=START_TIMEOUT_S + 60, name="ray-verifier-slot")
+            self._slots = RayWorkers(
+                _slot_class(),
+                actor_args,
+                workers,
+                address=address,
+                init_kwargs=private,
+                slot_cpus=slot_cpus,
+                lost_retries=lost_retries,
+                max_queue=max_queue,
+                start_timeout_s=START_TIMEOUT_S + 60,
+                name="ray-verifier-slot",
+            )
         except ray.exceptions.RayActorError as exc:  # a slot failed to start without a cause: say why
             if "SandboxUnavailable" in str(exc):
                 raise SandboxUnavailable(str(exc)) from None
@@ -205,8 +246,14 @@ class RayVerifierPool(PoolFront):
         return (self._retries + 1) * verify_budget_s(k, fixture.limits.wall_s) + START_TIMEOUT_S
 
     # -- the futures API -----------------------------------------------------------------------------
-    def submit_many(self, candidates: Iterable[Candidate], fixture: Fixture, trials: int | None = None,
-                    block: bool = True, timeout: float | None = None) -> list[Future[Verdict]]:
+    def submit_many(
+        self,
+        candidates: Iterable[Candidate],
+        fixture: Fixture,
+        trials: int | None = None,
+        block: bool = True,
+        timeout: float | None = None,
+    ) -> list[Future[Verdict]]:
         """Queue several verifications against one fixture as one entry (as VerifierPool.submit_many)."""
         candidates = request_candidates(candidates, fixture)
         asked = time.perf_counter()

@@ -57,9 +57,20 @@ from rlvr_lab.verifier import wire
 from rlvr_lab.verifier.wire import RunnerFailed, RunnerReady, VerifyReply, VerifyRequest
 
 #: Environment variables that could steer pytest or Python and are removed from the runner.
-SCRUBBED_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME",
-                "PYTHONUSERBASE", "PYTHONINSPECT", "PYTHONBREAKPOINT", "PYTEST_CURRENT_TEST",
-                "PYTEST_DEBUG", "PY_COLORS", "PYTHONWARNINGS")
+SCRUBBED_ENV = (
+    "PYTEST_ADDOPTS",
+    "PYTEST_PLUGINS",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "PYTHONHOME",
+    "PYTHONUSERBASE",
+    "PYTHONINSPECT",
+    "PYTHONBREAKPOINT",
+    "PYTEST_CURRENT_TEST",
+    "PYTEST_DEBUG",
+    "PY_COLORS",
+    "PYTHONWARNINGS",
+)
 #: How many prepared hidden-test directories a runner keeps.
 FIXTURE_CACHE = 64
 
@@ -85,7 +96,11 @@ class SlotRunner:
         self.slot_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(self.slot_dir, 0o700)
         self.secret = os.urandom(32)  # seeds the hidden tests' randomness; never sent to a sandbox
-        self.backend = backend if isinstance(backend, SandboxBackend) else make_backend(backend, self.slot_dir / "sandbox", SERVER_PATH)
+        self.backend = (
+            backend
+            if isinstance(backend, SandboxBackend)
+            else make_backend(backend, self.slot_dir / "sandbox", SERVER_PATH)
+        )
         self._empty_workspace_root()
         self.runner_dir = self.slot_dir / "runner"
         self.runner_dir.mkdir(mode=0o700, exist_ok=True)
@@ -150,8 +165,12 @@ class SlotRunner:
         shared_files = {f"{name}.py" for name in fixture.shared}
         plain = not direct_refusal(fixture.hidden_tests, tuple(fixture.shared))
         here = plain and not inprocess_refusal(fixture.hidden_tests, tuple(fixture.modules) + tuple(fixture.shared))
-        entry = FixtureEntry(directory, expected_tests(fixture.hidden_tests),
-                             tuple(sorted(set(fixture.hidden_tests) - shared_files)) if plain else (), here)
+        entry = FixtureEntry(
+            directory,
+            expected_tests(fixture.hidden_tests),
+            tuple(sorted(set(fixture.hidden_tests) - shared_files)) if plain else (),
+            here,
+        )
         self.fixtures[key] = entry
         while len(self.fixtures) > FIXTURE_CACHE:
             old, old_entry = self.fixtures.popitem(last=False)
@@ -232,7 +251,9 @@ class SlotRunner:
 
     def _trial_process(self) -> TrialProcess:
         """What a trial's test process needs of this runner (a fork takes its own copy)."""
-        return TrialProcess(self.secret, self.runner_dir, self.finder, self.binding, self.plugin, self.config, self.session)
+        return TrialProcess(
+            self.secret, self.runner_dir, self.finder, self.binding, self.plugin, self.config, self.session
+        )
 
     def _start_child(self, session: Any, job: TrialJob, result_w: int) -> int:
         """Hand the trial's ``job`` to the standby pytest process (fork one if it is missing, or stale for a
@@ -261,8 +282,9 @@ class SlotRunner:
         precollected = self._precollect(entry.directory, tuple(fixture.modules))
         return TrialJob(*job, "precollected" if precollected else "collect", shared=tuple(fixture.shared))
 
-    def run_trial(self, graded: Path, fixture: Fixture, entry: FixtureEntry, seed: int,
-                  direct: bool = True) -> TrialResult:
+    def run_trial(
+        self, graded: Path, fixture: Fixture, entry: FixtureEntry, seed: int, direct: bool = True
+    ) -> TrialResult:
         job = self._job(fixture, entry, seed, direct)
         self._last_here = job.here
         start = time.perf_counter()
@@ -270,7 +292,9 @@ class SlotRunner:
         try:
             session = self.backend.launch(graded, limits, seed)
         except SandboxFault as exc:
-            return TrialResult("pending", time.perf_counter() - start, seed, "sandbox did not start", str(exc)[:DETAIL_CHARS])
+            return TrialResult(
+                "pending", time.perf_counter() - start, seed, "sandbox did not start", str(exc)[:DETAIL_CHARS]
+            )
         deadline = start + wire.trial_budget_s(limits.wall_s)
         # the proxy stops sending at the longest the sandbox may run, before the runner's own deadline:
         # an endless generator is then a failed test, not an overrun runner
@@ -296,8 +320,12 @@ class SlotRunner:
         if exit_record.kind == "infra":
             return TrialResult("pending", duration, seed, "sandbox failed (infrastructure)", exit_record.detail)
         if exit_record.kind != "killed":  # the candidate's own end comes first, even if the runner overran
-            reason = {"timeout": "timeout", "output_cap": "output cap", "limit": "resource limit",
-                      "exited": "candidate process ended"}[exit_record.kind]
+            reason = {
+                "timeout": "timeout",
+                "output_cap": "output cap",
+                "limit": "resource limit",
+                "exited": "candidate process ended",
+            }[exit_record.kind]
             return TrialResult("fail", duration, seed, reason, exit_record.detail[:DETAIL_CHARS])
         if runner_problem:
             return TrialResult("pending", duration, seed, runner_problem, "")
@@ -310,8 +338,9 @@ class SlotRunner:
         return TrialResult("pass" if ok else "fail", duration, seed, reason, detail)
 
     # -- one verification --------------------------------------------------------------------------
-    def verify(self, fixture: Fixture, candidate: Candidate, k: int, base_seed: int,
-               direct: bool = True) -> VerifyReply:
+    def verify(
+        self, fixture: Fixture, candidate: Candidate, k: int, base_seed: int, direct: bool = True
+    ) -> VerifyReply:
         """Admission, graded copy, up to ``k`` trials; the runner's :class:`~.wire.VerifyReply`.
 
         ``direct``: run plain hidden tests without pytest's machinery (:mod:`~rlvr_lab.verifier.direct`);
@@ -329,7 +358,8 @@ class SlotRunner:
         try:
             workspace.apply(fixture, candidate, graded)
             outcome, results, stop = trials_mod.all_pass(
-                lambda index, seed: self.run_trial(graded, fixture, entry, seed, direct), k, base_seed)
+                lambda index, seed: self.run_trial(graded, fixture, entry, seed, direct), k, base_seed
+            )
         finally:  # also after an error: the next candidate in this slot must find nothing of this one
             workspace.remove(graded)
         return VerifyReply(outcome, tuple(results), stop, test_runner="direct" if direct and entry.plain else "pytest")
@@ -360,8 +390,12 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         wire.send_message(wfd, RunnerFailed("error", f"{type(exc).__name__}: {exc}"))
         return 2
-    wire.send_message(wfd, RunnerReady(runner.backend.name, os.getpid(), getattr(runner.backend, "uid", None),
-                                       tuple(runner.backend.isolation)))
+    wire.send_message(
+        wfd,
+        RunnerReady(
+            runner.backend.name, os.getpid(), getattr(runner.backend, "uid", None), tuple(runner.backend.isolation)
+        ),
+    )
     try:
         while True:
             try:
@@ -372,13 +406,22 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 if not isinstance(request, VerifyRequest):
                     raise TypeError(f"expected a VerifyRequest, got {type(request).__name__}")
-                reply = replace(runner.verify(request.fixture, request.candidate, request.k, request.seed,
-                                              request.direct),
-                                backend=runner.backend.name, runner_child=runner.last_child_pid)
+                reply = replace(
+                    runner.verify(request.fixture, request.candidate, request.k, request.seed, request.direct),
+                    backend=runner.backend.name,
+                    runner_child=runner.last_child_pid,
+                )
             except Exception as exc:
-                kind = ("unavailable" if isinstance(exc, SandboxUnavailable) else
-                        "value" if isinstance(exc, ValueError) else "error")
-                reply = RunnerFailed(kind, f"{type(exc).__name__}: {exc}"[:1000] if kind == "error" else str(exc)[:1000])
+                kind = (
+                    "unavailable"
+                    if isinstance(exc, SandboxUnavailable)
+                    else "value"
+                    if isinstance(exc, ValueError)
+                    else "error"
+                )
+                reply = RunnerFailed(
+                    kind, f"{type(exc).__name__}: {exc}"[:1000] if kind == "error" else str(exc)[:1000]
+                )
             wire.send_message(wfd, reply)
             try:
                 runner.prepare_idle()

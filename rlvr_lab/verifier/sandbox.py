@@ -11,15 +11,24 @@ from rlvr_lab.sandbox import local
 from rlvr_lab.sandbox.local import *  # noqa: F401,F403
 from rlvr_lab.verifier.proxy import SERVER_PATH
 
-warnings.warn("rlvr_lab.verifier.sandbox moved to rlvr_lab.sandbox.local; the old path goes in 0.2",
-              DeprecationWarning, stacklevel=2)
+warnings.warn(
+    "rlvr_lab.verifier.sandbox moved to rlvr_lab.sandbox.local; the old path goes in 0.2",
+    DeprecationWarning,
+    stacklevel=2,
+)
 
 
 class LocalBackend(local.LocalBackend):
     """:class:`rlvr_lab.sandbox.local.LocalBackend` with the old signature."""
 
-    def __init__(self, slot_dir: Path, hide: tuple[str, ...] = (), keep: tuple[str, ...] = (),
-                 server_path: str | None = None, shared: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        slot_dir: Path,
+        hide: tuple[str, ...] = (),
+        keep: tuple[str, ...] = (),
+        server_path: str | None = None,
+        shared: tuple[str, ...] = (),
+    ):
         super().__init__(slot_dir, server_path or SERVER_PATH, hide, keep, shared)
 
 

@@ -64,8 +64,9 @@ def check_trials(trials: object) -> int:
     return trials
 
 
-def all_pass(run_trial: Callable[[int, int], TrialResult], trials: int, base_seed: int
-             ) -> tuple[str, tuple[TrialResult, ...], str]:
+def all_pass(
+    run_trial: Callable[[int, int], TrialResult], trials: int, base_seed: int
+) -> tuple[str, tuple[TrialResult, ...], str]:
     """Run up to ``trials`` trials, stopping at the first that does not pass.
 
     ``run_trial(index, seed)`` runs one trial. Returns ``(outcome, results, stop_reason)`` where

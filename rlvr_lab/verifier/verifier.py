@@ -46,8 +46,13 @@ def _runner_env() -> dict[str, str]:
     >>> sorted(k for k in _runner_env() if k.startswith("PYTEST"))
     ['PYTEST_DISABLE_PLUGIN_AUTOLOAD']
     """
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
-           "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONHASHSEED": "0"}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "PYTHONHASHSEED": "0",
+    }
     for key in ("DOCKER_HOST", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "TMPDIR"):
         if key in os.environ:
             env[key] = os.environ[key]
@@ -80,6 +85,8 @@ def usable_cpus() -> list[int]:
         return sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return list(range(os.cpu_count() or 1))
+
+
 #: Backends ``backend="auto"`` has already named in this process (one line each, not one per slot).
 ANNOUNCED: set[str] = set()
 
@@ -89,8 +96,11 @@ def announce(name: str, isolation: tuple[str, ...]) -> None:
     if name not in ANNOUNCED:
         ANNOUNCED.add(name)
         weaker = "" if name.startswith("local") else " (weaker: no namespaces)"
-        print(f"rlvr-lab verifier: backend auto -> {name}{weaker}; isolation: {', '.join(isolation)}",
-              file=sys.stderr, flush=True)
+        print(
+            f"rlvr-lab verifier: backend auto -> {name}{weaker}; isolation: {', '.join(isolation)}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 class Verifier:
@@ -110,9 +120,15 @@ class Verifier:
     lock); use :class:`~rlvr_lab.verifier.pool.VerifierPool` for parallelism.
     """
 
-    def __init__(self, backend: str = "local", retries: int = 1, seed: int | None = None,
-                 work_dir: str | os.PathLike | None = None, test_runner: str = "auto",
-                 cpus: tuple[int, ...] | None = None):
+    def __init__(
+        self,
+        backend: str = "local",
+        retries: int = 1,
+        seed: int | None = None,
+        work_dir: str | os.PathLike | None = None,
+        test_runner: str = "auto",
+        cpus: tuple[int, ...] | None = None,
+    ):
         requested = backend
         if test_runner not in TEST_RUNNERS:
             raise ValueError(f"test_runner must be one of {TEST_RUNNERS}, got {test_runner!r}")
@@ -136,8 +152,9 @@ class Verifier:
         self.retries = retries
         self.seed = seed
         self._owns_dir = work_dir is None
-        self.slot_dir = Path(tempfile.mkdtemp(prefix="rlvr-verifier-", dir=scratch_root())
-                             if work_dir is None else work_dir)
+        self.slot_dir = Path(
+            tempfile.mkdtemp(prefix="rlvr-verifier-", dir=scratch_root()) if work_dir is None else work_dir
+        )
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._backend_name = backend
@@ -152,12 +169,17 @@ class Verifier:
     def _start(self) -> None:
         # -I: no PYTHONPATH, no user site, no current directory; the package's own location is put
         # back explicitly so that an uninstalled checkout works too.
-        bootstrap = (f"import sys; sys.path.insert(0, {str(_PACKAGE_ROOT)!r}); "
-                     "from rlvr_lab.verifier.runner import main; sys.exit(main())")
+        bootstrap = (
+            f"import sys; sys.path.insert(0, {str(_PACKAGE_ROOT)!r}); "
+            "from rlvr_lab.verifier.runner import main; sys.exit(main())"
+        )
         self._proc = subprocess.Popen(
             [sys.executable, "-I", "-B", "-c", bootstrap, self.backend, str(self.slot_dir / "slot")]
             + ([] if self.cpus is None else [",".join(map(str, self.cpus))]),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_runner_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=_runner_env(),
             cwd="/",
         )
         reply = self._read(time.monotonic() + START_TIMEOUT_S)
@@ -205,8 +227,9 @@ class Verifier:
             self._start()
         assert self._proc is not None and self._proc.stdin is not None
         try:
-            wire.send_message(self._proc.stdin.fileno(),
-                              VerifyRequest(fixture, candidate, k, seed, direct=self.test_runner == "auto"))
+            wire.send_message(
+                self._proc.stdin.fileno(), VerifyRequest(fixture, candidate, k, seed, direct=self.test_runner == "auto")
+            )
         except OSError as exc:
             self._stop()
             return wire.pending(f"runner unreachable: {exc}")
@@ -246,11 +269,19 @@ class Verifier:
             outcome = reply.outcome
             if outcome == "pending" and self.retries > 0:
                 outcome = "unknown"
-            return Verdict(outcome=outcome, candidate_digest=candidate.digest, fixture=fixture.name,
-                           fixture_version=fixture.version, checker_version=fixture.checker_version,
-                           backend=self._backend_name, trials=reply.trials,
-                           stop_reason=reply.stop_reason, attempts=attempts,
-                           isolation=self.isolation, test_runner=reply.test_runner if reply.trials else "")
+            return Verdict(
+                outcome=outcome,
+                candidate_digest=candidate.digest,
+                fixture=fixture.name,
+                fixture_version=fixture.version,
+                checker_version=fixture.checker_version,
+                backend=self._backend_name,
+                trials=reply.trials,
+                stop_reason=reply.stop_reason,
+                attempts=attempts,
+                isolation=self.isolation,
+                test_runner=reply.test_runner if reply.trials else "",
+            )
 
     def close(self) -> None:
         """Stop the runner (and with it the sandbox helpers); remove the scratch directory."""

@@ -44,6 +44,7 @@ def verify_budget_s(k: int, wall_s: float) -> float:
     """Seconds a caller waits for one verification of ``k`` trials before it counts the runner as hung."""
     return k * (trial_budget_s(wall_s) + GRACE_S) + 30.0
 
+
 #: The frame header: body length, 4 bytes, big-endian.
 HEADER = struct.Struct(">I")
 
@@ -103,7 +104,7 @@ def write_all(fd: int, data: bytes) -> None:
     """Write all of ``data`` to descriptor ``fd``."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def read_exact(fd: int, size: int) -> bytes:

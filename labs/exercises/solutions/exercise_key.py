@@ -151,10 +151,12 @@ def _ex1(g: dict) -> dict:  # 17.3.2, equation 1
     from rlvr_lab.rewards import false_accept_share
 
     s, rho, beta = g["target_share"], g["rho_early"], g["beta"]
-    return {"share_early": false_accept_share(g["rho_early"], g["alpha"], g["beta"]),
-            "share_late": false_accept_share(g["rho_late"], g["alpha"], g["beta"]),
-            "alpha_max": s * rho * beta / ((1.0 - s) * (1.0 - rho)),  # equation 1 solved for alpha
-            "harden_when": "before"}
+    return {
+        "share_early": false_accept_share(g["rho_early"], g["alpha"], g["beta"]),
+        "share_late": false_accept_share(g["rho_late"], g["alpha"], g["beta"]),
+        "alpha_max": s * rho * beta / ((1.0 - s) * (1.0 - rho)),  # equation 1 solved for alpha
+        "harden_when": "before",
+    }
 
 
 def _ex2(g: dict) -> dict:  # 17.3.3
@@ -163,9 +165,15 @@ def _ex2(g: dict) -> dict:  # 17.3.3
     wf, wl = g["w_format"], g["w_length"]
     pass_score = composite_reward(1, g["pass_format"], g["pass_tokens"] / g["cap"], wf, wl)
     fail_score = composite_reward(0, g["fail_format"], g["fail_tokens"] / g["cap"], wf, wl)
-    return {"pass_score": pass_score, "fail_score": fail_score, "pair_keeps_order": pass_score > fail_score,
-            "lowest_pass": composite_reward(1, 0.0, 1.0, wf, wl), "highest_fail": composite_reward(0, 1.0, 0.0, wf, wl),
-            "every_pass_outranks": pass_outranks_failure(wf, wl), "w_length_upper": 1.0 - wf}
+    return {
+        "pass_score": pass_score,
+        "fail_score": fail_score,
+        "pair_keeps_order": pass_score > fail_score,
+        "lowest_pass": composite_reward(1, 0.0, 1.0, wf, wl),
+        "highest_fail": composite_reward(0, 1.0, 0.0, wf, wl),
+        "every_pass_outranks": pass_outranks_failure(wf, wl),
+        "w_length_upper": 1.0 - wf,
+    }
 
 
 def _ex3(g: dict) -> dict:  # 17.7.2
@@ -174,9 +182,13 @@ def _ex3(g: dict) -> dict:  # 17.7.2
     k = 1
     while all_pass_probability(g["q_incorrect"], k) >= g["max_accept"]:
         k += 1
-    return {"trials_needed": k, "false_rejection": 1.0 - all_pass_probability(g["q_correct"], k),
-            "trials_correct": expected_trials(g["q_correct"], k),
-            "trials_incorrect": expected_trials(g["q_incorrect"], k), "first_action": "repair_fixture"}
+    return {
+        "trials_needed": k,
+        "false_rejection": 1.0 - all_pass_probability(g["q_correct"], k),
+        "trials_correct": expected_trials(g["q_correct"], k),
+        "trials_incorrect": expected_trials(g["q_incorrect"], k),
+        "first_action": "repair_fixture",
+    }
 
 
 def _ex4(g: dict) -> dict:  # 17.5.1, 17.5.4
@@ -187,10 +199,16 @@ def _ex4(g: dict) -> dict:  # 17.5.1, 17.5.4
     hard, easy = contrast_probability(size, g["p_hard"]), contrast_probability(size, g["p_easy"])
     informative = tasks / 2 * hard + tasks / 2 * easy
     pooled = contrast_probability(size, (g["p_hard"] + g["p_easy"]) / 2)
-    return {"contrast_hard": hard, "contrast_easy": easy, "informative_groups": informative,
-            "rollouts_per_informative": tasks * size / informative, "contrast_pooled": pooled,
-            "informative_pooled": tasks * pooled, "lone_pass_coefficient": lone_pass_coefficient(size, 0.0),
-            "drop_hard_family": False}
+    return {
+        "contrast_hard": hard,
+        "contrast_easy": easy,
+        "informative_groups": informative,
+        "rollouts_per_informative": tasks * size / informative,
+        "contrast_pooled": pooled,
+        "informative_pooled": tasks * pooled,
+        "lone_pass_coefficient": lone_pass_coefficient(size, 0.0),
+        "drop_hard_family": False,
+    }
 
 
 def _ex5(g: dict) -> dict:  # 17.4.3; part (d) is a rule (redesign_problems), not a value
@@ -203,11 +221,15 @@ def _ex5(g: dict) -> dict:  # 17.4.3; part (d) is a rule (redesign_problems), no
     m_budget = 0
     while continuation_multiple(horizon, m_budget + 1, forks) <= g["budget"] + 1e-12:
         m_budget += 1
-    return {"multiple_exhaustive": continuation_multiple(horizon, g["continuations"], "all"),
-            "multiple_three_forks": continuation_multiple(horizon, g["continuations"], forks),
-            "m_for_target": m_target, "multiple_for_target": continuation_multiple(horizon, m_target, forks),
-            "m_budget": m_budget, "se_budget": standard_error_bound(m_budget),
-            "can_resolve": is_resolved(g["difference"], m_budget)}
+    return {
+        "multiple_exhaustive": continuation_multiple(horizon, g["continuations"], "all"),
+        "multiple_three_forks": continuation_multiple(horizon, g["continuations"], forks),
+        "m_for_target": m_target,
+        "multiple_for_target": continuation_multiple(horizon, m_target, forks),
+        "m_budget": m_budget,
+        "se_budget": standard_error_bound(m_budget),
+        "can_resolve": is_resolved(g["difference"], m_budget),
+    }
 
 
 def _ex6(g: dict) -> dict:  # 17.9.2, equation 6
@@ -217,8 +239,13 @@ def _ex6(g: dict) -> dict:  # 17.9.2, equation 6
     for kind in ("cold", "snapshot"):
         reset = g["reset_" + kind]
         cycle = float(cycle_time(g["horizon"], g["t_model"], g["t_tool"], g["t_assess"], reset))
-        out.update({f"cycle_{kind}": cycle, f"reset_share_{kind}": reset / cycle,
-                    f"capacity_{kind}": float(pool_capacity_per_hour(g["slots"], cycle))})
+        out.update(
+            {
+                f"cycle_{kind}": cycle,
+                f"reset_share_{kind}": reset / cycle,
+                f"capacity_{kind}": float(pool_capacity_per_hour(g["slots"], cycle)),
+            }
+        )
     cap = g["service_cap_per_hour"]
     out["permitted_gain"] = min(out["capacity_snapshot"], cap) / min(out["capacity_cold"], cap)
     return out
@@ -234,7 +261,7 @@ def _ex7_workers(g: dict) -> tuple:
     trial_s, rho, k = _q(g["trial_s"]), Fraction(g["utilization_pct"], 100), g["trials"]
 
     def mean_trials(q: Fraction) -> Fraction:  # E[N | q] = sum over j < K of q^j
-        return sum((q ** j for j in range(k)), Fraction(0))
+        return sum((q**j for j in range(k)), Fraction(0))
 
     share = Fraction(g["incorrect_pct"], 100)
     classes = [(share, _q(g["q_incorrect"])), (1 - share, _q(g["q_correct"]))]
@@ -251,10 +278,18 @@ def _ex7(g: dict) -> dict:  # 17.9.4-17.9.5, equations 8-9
     lags = [int(version_lag(age, step)) for age in durations]
     excluded = sum(pct for pct, age in zip(g["duration_shares_pct"], durations) if not admit(age, step, g["max_lag"]))
     all_trials, stop_first, mean_q = _ex7_workers(g)
-    return {"lag_30": lags[0], "lag_90": lags[1], "lag_200": lags[2], "excluded_fraction": excluded / 100,
-            "step_threshold_s": durations[-1] / (g["max_lag"] + 1), "admit_below_s": (g["max_lag"] + 1) * step,
-            "workers_all_trials": all_trials, "workers_stop_first": stop_first, "workers_mean_q": mean_q,
-            "underprovisioned": mean_q < stop_first}
+    return {
+        "lag_30": lags[0],
+        "lag_90": lags[1],
+        "lag_200": lags[2],
+        "excluded_fraction": excluded / 100,
+        "step_threshold_s": durations[-1] / (g["max_lag"] + 1),
+        "admit_below_s": (g["max_lag"] + 1) * step,
+        "workers_all_trials": all_trials,
+        "workers_stop_first": stop_first,
+        "workers_mean_q": mean_q,
+        "underprovisioned": mean_q < stop_first,
+    }
 
 
 def _ex8(g: dict) -> dict:  # 17.5.3, 17.8.2, equation 5
@@ -262,11 +297,15 @@ def _ex8(g: dict) -> dict:  # 17.5.3, 17.8.2, equation 5
 
     cap, wf, wl = g["nominal_cap"], g["w_format"], g["w_length"]
     best_failure = wf  # F = 1 and len -> 0
-    return {"penalty_ratio": g["long"] / g["short"],  # per-token weight A_i / |o_i|: the inverse length ratio
-            "pass_score": composite_reward(1, 0.0, g["pass_tokens"] / cap, wf, wl),
-            "fail_score": composite_reward(0, 1.0, g["fail_tokens"] / cap, wf, wl),
-            "pass_length_limit": (1.0 - best_failure) * cap / wl, "first_diagnostic": "loss_normalization",
-            "runtime_enforces_cap": True, "w_length_upper": 1.0 - wf}
+    return {
+        "penalty_ratio": g["long"] / g["short"],  # per-token weight A_i / |o_i|: the inverse length ratio
+        "pass_score": composite_reward(1, 0.0, g["pass_tokens"] / cap, wf, wl),
+        "fail_score": composite_reward(0, 1.0, g["fail_tokens"] / cap, wf, wl),
+        "pass_length_limit": (1.0 - best_failure) * cap / wl,
+        "first_diagnostic": "loss_normalization",
+        "runtime_enforces_cap": True,
+        "w_length_upper": 1.0 - wf,
+    }
 
 
 #: Per exercise id, the function computing its expected values (by variable name) from its givens.
@@ -280,8 +319,12 @@ PARTS = {e.part_id(p): p for e in exercises.EXERCISES for p in e.parts if not p.
 
 #: Exercise 9's parts, graded by the verifier (:mod:`rlvr_lab.grading.code_parts`): part id -> (Part, the file of
 #: its hidden tests in ``hidden/``, beside this key: never in a notebook, the package or a sandbox).
-CODE_PARTS = {e.part_id(p): (p, f"test_{e.id}_{'admission' if p.letter == 'd' else p.names[0]}.py")
-              for e in exercises.EXERCISES for p in e.parts if p.is_code}
+CODE_PARTS = {
+    e.part_id(p): (p, f"test_{e.id}_{'admission' if p.letter == 'd' else p.names[0]}.py")
+    for e in exercises.EXERCISES
+    for p in e.parts
+    if p.is_code
+}
 #: K of the all-pass rule for a code part (every trial draws new generated inputs).
 CODE_TRIALS = 3
 
@@ -305,8 +348,9 @@ def verify(part_id: str, values: dict) -> list:
         return [f"no value recorded for {', '.join(missing)}."]
     if all(a.kind == "custom" for a in part.answers):  # exercise 5(d): a rule shared with the self-check
         g = exercise.givens
-        return redesign_problems(values["redesign_forks"], _numpy_item(values["redesign_m"]), g["horizon"],
-                                 g["budget"], g["difference"])
+        return redesign_problems(
+            values["redesign_forks"], _numpy_item(values["redesign_m"]), g["horizon"], g["budget"], g["difference"]
+        )
     expected = _ANSWERS[exercise.id](exercise.givens)
     problems: list = []
     for answer in part.answers:
@@ -325,8 +369,9 @@ def expectations(part_id: str) -> list:
     expected = {} if custom else _ANSWERS[exercise.id](exercise.givens)
     out = []
     for a in part.answers:
-        entry = dict(name=a.name, kind=a.kind, expected=None if custom else _typed(a.kind, expected[a.name]),
-                     hint=a.hint)
+        entry = dict(
+            name=a.name, kind=a.kind, expected=None if custom else _typed(a.kind, expected[a.name]), hint=a.hint
+        )
         if a.kind == "number":
             entry["fraction"] = a.fraction
         if a.kind == "choice":
@@ -378,8 +423,9 @@ def table_matches(table: dict) -> bool:
             entry = entries.get(e["name"], {})
             if {k: v for k, v in entry.items() if k not in ("salt", "hash")} != _public_entry(e):
                 return False
-            if e["kind"] != "custom" and answer_hash(part_id, e["name"], canonical(e["kind"], e["expected"]),
-                                                     entry.get("salt", "00"), table["iterations"]) != entry.get("hash"):
+            if e["kind"] != "custom" and answer_hash(
+                part_id, e["name"], canonical(e["kind"], e["expected"]), entry.get("salt", "00"), table["iterations"]
+            ) != entry.get("hash"):
                 return False
     return True
 

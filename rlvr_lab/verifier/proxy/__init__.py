@@ -26,7 +26,10 @@ def __getattr__(name: str):
 
         from rlvr_lab.verifier.proxy import client
 
-        warnings.warn(f"rlvr_lab.verifier.proxy.{name} moved to rlvr_lab.verifier.proxy.client; the old path goes in 0.2",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"rlvr_lab.verifier.proxy.{name} moved to rlvr_lab.verifier.proxy.client; the old path goes in 0.2",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return getattr(client, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

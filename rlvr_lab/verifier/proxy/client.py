@@ -39,8 +39,9 @@ _IMMUTABLE = (type(None), bool, int, float, str, bytes)
 class ProxyClient:
     """Multiplexed request/reply over a :class:`~rlvr_lab.sandbox.backend.Channel` to the sandbox."""
 
-    def __init__(self, channel: Channel, shared: Mapping[str, types.ModuleType] | None = None,
-                 deadline: float | None = None):
+    def __init__(
+        self, channel: Channel, shared: Mapping[str, types.ModuleType] | None = None, deadline: float | None = None
+    ):
         """``shared``: the fixture's shared modules as the runner loaded them (name -> module), whose
         classes cross by value; ``deadline``: ``time.perf_counter()`` after which no request is sent
         (:class:`~.handles.TrialDeadline`)."""
@@ -208,10 +209,16 @@ class ProxyClient:
         Names of builtins (``abs``, ``len``, ``isinstance``, ...) and dunder names are dropped: a hidden
         test's ``abs(candidate(x) - y) < 1e-6`` must use the real ``abs``, not one the candidate exports.
         """
-        names = self._read_module("names", target["m"]) if set(target) == {"m"} else \
-            self.request({"op": "names", "target": target})
-        if type(names) is not list or len(names) > MAX_STAR_NAMES or not all(
-                type(n) is str and n.isidentifier() for n in names):
+        names = (
+            self._read_module("names", target["m"])
+            if set(target) == {"m"}
+            else self.request({"op": "names", "target": target})
+        )
+        if (
+            type(names) is not list
+            or len(names) > MAX_STAR_NAMES
+            or not all(type(n) is str and n.isidentifier() for n in names)
+        ):
             raise CandidateError(f"the module's public names are not a list of at most {MAX_STAR_NAMES} identifiers")
         return [n for n in names if not hasattr(builtins, n) and not n.startswith("__")]
 
@@ -224,8 +231,12 @@ class ProxyClient:
 
     def call(self, target: dict, args: tuple, kwargs: dict, name: str | None = None) -> Any:
         graph = Graph(self.shared, self.cache)  # one identity table for all the arguments
-        message = {"op": "call" if name is None else "callattr", "target": target,
-                   "args": [encode(a, graph=graph) for a in args], "kwargs": encode(dict(kwargs), graph=graph)}
+        message = {
+            "op": "call" if name is None else "callattr",
+            "target": target,
+            "args": [encode(a, graph=graph) for a in args],
+            "kwargs": encode(dict(kwargs), graph=graph),
+        }
         if graph.found:
             message["objs"] = graph.table()
         if name is not None:

@@ -169,9 +169,37 @@ class LazyRemote:
     def __hash__(self) -> int:
         return hash(self._rlvr_resolve())
 
-    for _op in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__len__", "__iter__",
-                "__contains__", "__getitem__", "__str__", "__int__", "__float__", "__index__", "__neg__",
-                "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
-                "__rtruediv__", "__floordiv__", "__mod__", "__pow__", "__format__", "__enter__", "__exit__"):
+    for _op in (
+        "__eq__",
+        "__ne__",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+        "__bool__",
+        "__len__",
+        "__iter__",
+        "__contains__",
+        "__getitem__",
+        "__str__",
+        "__int__",
+        "__float__",
+        "__index__",
+        "__neg__",
+        "__add__",
+        "__radd__",
+        "__sub__",
+        "__rsub__",
+        "__mul__",
+        "__rmul__",
+        "__truediv__",
+        "__rtruediv__",
+        "__floordiv__",
+        "__mod__",
+        "__pow__",
+        "__format__",
+        "__enter__",
+        "__exit__",
+    ):
         locals()[_op] = _lazy_op(_op)
     del _op

@@ -76,8 +76,12 @@ def star_imports(sources: list[str], modules: tuple[str, ...]) -> bool:
     """
     for text in sources:
         for node in ast.walk(ast.parse(text)):
-            if (isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in modules
-                    and any(a.name == "*" for a in node.names)):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.split(".")[0] in modules
+                and any(a.name == "*" for a in node.names)
+            ):
                 return True
     return False
 

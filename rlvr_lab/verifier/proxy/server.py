@@ -86,8 +86,11 @@ class Shared:
             name = f"{module.__name__}.{value.__qualname__}"
             if issubclass(value, tuple) and type(getattr(value, "_fields", None)) is tuple:
                 self.named[name] = value
-            elif type(value) is type and not issubclass(value, BaseException) and all(
-                    base is object or base.__flags__ & HEAPTYPE for base in value.__mro__):
+            elif (
+                type(value) is type
+                and not issubclass(value, BaseException)
+                and all(base is object or base.__flags__ & HEAPTYPE for base in value.__mro__)
+            ):
                 self.objects[name] = value
             else:
                 continue  # built on a type written in C (dict, deque, ...), an enum, an exception: not by value
@@ -161,7 +164,12 @@ def named_type(name, fields, shared, cache):
     """The named-tuple class a ``$nt`` value is rebuilt as: the shared class called ``name`` (with those
     fields), else a class the receiving side makes itself with ``collections.namedtuple`` (same name and
     fields, none of the sender's code), one per (name, fields) in ``cache``."""
-    if type(name) is not str or type(fields) is not list or len(fields) > 255 or not all(type(f) is str for f in fields):
+    if (
+        type(name) is not str
+        or type(fields) is not list
+        or len(fields) > 255
+        or not all(type(f) is str for f in fields)
+    ):
         raise ValueError("malformed named tuple")
     cls = shared.named.get(name)
     if cls is not None:
@@ -241,8 +249,10 @@ def _library(value, kind, codec, depth):
         factory = value.default_factory
         name = None if factory is None else getattr(factory, "__name__", None)
         if factory is not None and FACTORIES.get(name) is not factory:
-            raise NonPlainValue(f"a defaultdict whose default_factory is {factory!r:.80} cannot cross: only None "
-                                f"or one of {', '.join(FACTORIES)} (the other side would have to run it)")
+            raise NonPlainValue(
+                f"a defaultdict whose default_factory is {factory!r:.80} cannot cross: only None "
+                f"or one of {', '.join(FACTORIES)} (the other side would have to run it)"
+            )
         return {"$dd": [name, _pairs(value, codec, depth)]}
     if kind is collections.OrderedDict:
         return {"$od": _pairs(value, codec, depth)}
@@ -264,8 +274,13 @@ def _library(value, kind, codec, depth):
         items = list(tuple.__iter__(value))
         if len(fields) != len(items) or not all(type(f) is str for f in fields):
             raise NonPlainValue(f"a {kind.__name__} is not a well-formed named tuple")
-        return {"$nt": [codec.shared.name_of.get(kind, kind.__name__[:100]), fields,
-                        [encode(v, codec, depth + 1) for v in items]]}
+        return {
+            "$nt": [
+                codec.shared.name_of.get(kind, kind.__name__[:100]),
+                fields,
+                [encode(v, codec, depth + 1) for v in items],
+            ]
+        }
     return None
 
 
@@ -331,7 +346,7 @@ def decode(tree, codec):
         return [decode(v, codec) for v in tree]
     if not isinstance(tree, dict):
         return tree
-    (tag, body), = tree.items() if len(tree) == 1 else [("$h", tree.get("$h"))]
+    ((tag, body),) = tree.items() if len(tree) == 1 else [("$h", tree.get("$h"))]
     if tag == "$b":
         return base64.b64decode(body)
     if tag == "$dc":
@@ -345,12 +360,15 @@ def decode(tree, codec):
     if tag in ("$d", "$od", "$c"):
         return (dict if tag == "$d" else MAPPINGS[tag])((decode(k, codec), decode(v, codec)) for k, v in body)
     if tag == "$dd":
-        return collections.defaultdict(FACTORIES[body[0]] if body[0] else None,
-                                       ((decode(k, codec), decode(v, codec)) for k, v in body[1]))
+        return collections.defaultdict(
+            FACTORIES[body[0]] if body[0] else None, ((decode(k, codec), decode(v, codec)) for k, v in body[1])
+        )
     if tag == "$q":
         return collections.deque((decode(v, codec) for v in body[1]), body[0])
     if tag == "$nt":
-        return tuple.__new__(named_type(body[0], body[1], codec.shared, codec.cache), [decode(v, codec) for v in body[2]])
+        return tuple.__new__(
+            named_type(body[0], body[1], codec.shared, codec.cache), [decode(v, codec) for v in body[2]]
+        )
     items = [decode(v, codec) for v in body]
     if tag == "$fr":
         from fractions import Fraction
@@ -373,8 +391,9 @@ def public_names(module):
     names = getattr(module, "__all__", None)
     if type(names) in (list, tuple) and all(type(n) is str for n in names):
         return list(names)
-    return sorted(n for n, v in vars(module).items()
-                  if type(n) is str and not n.startswith("_") and type(v) is not type(sys))
+    return sorted(
+        n for n, v in vars(module).items() if type(n) is str and not n.startswith("_") and type(v) is not type(sys)
+    )
 
 
 def write_frame(fd, message, lock):
@@ -455,7 +474,10 @@ class Server:
             if codec.found:
                 reply["objs"] = codec.table()
         except BaseException as exc:  # the candidate's exception, reported by type name
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)) and threading.current_thread() is threading.main_thread():
+            if (
+                isinstance(exc, (KeyboardInterrupt, SystemExit))
+                and threading.current_thread() is threading.main_thread()
+            ):
                 raise
             reply = {"id": rid, "err": {"type": type(exc).__name__[:100], "msg": str(exc)[:MAX_MESSAGE]}}
         try:

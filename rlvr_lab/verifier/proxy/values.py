@@ -117,8 +117,10 @@ def _library(value: Any, kind: type, depth: int, graph: Graph | None) -> Any:
         factory = value.default_factory
         name = None if factory is None else getattr(factory, "__name__", None)
         if factory is not None and FACTORIES.get(name) is not factory:
-            raise NotPlainData(f"cannot send a defaultdict whose default_factory is {factory!r:.80}: only None or "
-                               f"one of {', '.join(FACTORIES)} cross")
+            raise NotPlainData(
+                f"cannot send a defaultdict whose default_factory is {factory!r:.80}: only None or "
+                f"one of {', '.join(FACTORIES)} cross"
+            )
         return {"$dd": [name, pairs()]}
     if kind is collections.OrderedDict:
         return {"$od": pairs()}
@@ -134,8 +136,13 @@ def _library(value: Any, kind: type, depth: int, graph: Graph | None) -> Any:
     if graph.shared.name_of.get(kind) in graph.shared.objects:
         return graph.ref(value)
     if isinstance(value, tuple) and type(getattr(kind, "_fields", None)) is tuple:
-        return {"$nt": [graph.shared.name_of.get(kind, kind.__name__), list(kind._fields),
-                        [encode(v, depth + 1, graph) for v in tuple.__iter__(value)]]}
+        return {
+            "$nt": [
+                graph.shared.name_of.get(kind, kind.__name__),
+                list(kind._fields),
+                [encode(v, depth + 1, graph) for v in tuple.__iter__(value)],
+            ]
+        }
     return None
 
 
@@ -172,8 +179,10 @@ def encode(value: Any, depth: int = 0, graph: Graph | None = None) -> Any:
     tree = _library(value, kind, depth, graph)
     if tree is not None:
         return tree
-    raise NotPlainData(f"cannot send a {kind.__name__} to the sandbox: only plain data, handles, the standard "
-                       "library's containers and numbers, and objects of the fixture's shared classes cross")
+    raise NotPlainData(
+        f"cannot send a {kind.__name__} to the sandbox: only plain data, handles, the standard "
+        "library's containers and numbers, and objects of the fixture's shared classes cross"
+    )
 
 
 def _check_hashes(keys: list) -> None:
@@ -192,8 +201,9 @@ def _check_hashes(keys: list) -> None:
         return
     collisions = len(keys) - len({hash(k) for k in keys})
     if collisions > MAX_HASH_COLLISIONS:
-        raise ValueError(f"{collisions} hash collisions among {len(keys)} set elements or dict keys "
-                         f"(at most {MAX_HASH_COLLISIONS})")
+        raise ValueError(
+            f"{collisions} hash collisions among {len(keys)} set elements or dict keys (at most {MAX_HASH_COLLISIONS})"
+        )
 
 
 def _pairs(body: Any, client: Any, depth: int, graph: Graph | None) -> list:
@@ -229,8 +239,14 @@ def load_objects(table: Any, client: Any, graph: Graph) -> None:
     if type(table) is not list:
         raise ValueError("malformed object table")
     for entry in table:
-        if type(entry) is not list or len(entry) != 3 or type(entry[0]) is not int or entry[0] in graph.objects \
-                or type(entry[1]) is not str or type(entry[2]) is not list:
+        if (
+            type(entry) is not list
+            or len(entry) != 3
+            or type(entry[0]) is not int
+            or entry[0] in graph.objects
+            or type(entry[1]) is not str
+            or type(entry[2]) is not list
+        ):
             raise ValueError("malformed object table entry")
         cls = graph.shared.objects.get(entry[1])
         if cls is None:
@@ -277,7 +293,7 @@ def decode(tree: Any, client: Any, depth: int = 0, graph: Graph | None = None) -
         return RemoteObject(client, hid, cls[:100])
     if len(tree) != 1:
         raise ValueError("malformed tagged value")
-    (tag, body), = tree.items()
+    ((tag, body),) = tree.items()
     if tag == "$b" and type(body) is str:
         return base64.b64decode(body.encode("ascii"), validate=True)
     if tag == "$dc":
@@ -295,7 +311,11 @@ def decode(tree: Any, client: Any, depth: int = 0, graph: Graph | None = None) -
             raise ValueError("malformed defaultdict")
         return collections.defaultdict(FACTORIES.get(body[0]), _pairs(body[1], client, depth, graph))
     if tag == "$q":
-        if len(body) != 2 or not (body[0] is None or (type(body[0]) is int and body[0] >= 0)) or type(body[1]) is not list:
+        if (
+            len(body) != 2
+            or not (body[0] is None or (type(body[0]) is int and body[0] >= 0))
+            or type(body[1]) is not list
+        ):
             raise ValueError("malformed deque")
         return collections.deque([decode(v, client, depth + 1, graph) for v in body[1]], body[0])
     if tag == "$fr":
