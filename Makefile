@@ -1,5 +1,5 @@
 # The two commands of the README's quick start.
-.PHONY: setup train test test-fast
+.PHONY: setup train test test-fast lint
 
 setup:
 	bash scripts/setup.sh
@@ -15,5 +15,10 @@ test: setup
 
 # The fast lane, before a commit: unit, property, doctest and red-team tests on the local verifier backend;
 # no notebooks, book build, browser, docker or slow-marked tests (under 5 minutes on 2 cores).
-test-fast: setup
+test-fast: setup lint
 	.venv/bin/python -m pytest -n 2 -m "not slow and not book and not browser and not docker" tests rlvr_lab
+
+# Format and lint check (ruff; configured in pyproject.toml). `.venv/bin/ruff format .` applies the format.
+lint: setup
+	.venv/bin/ruff format --check .
+	.venv/bin/ruff check .
