@@ -20,5 +20,5 @@ test-fast: setup lint
 
 # Format and lint check (ruff; configured in pyproject.toml). `.venv/bin/ruff format .` applies the format.
 lint: setup
-	.venv/bin/ruff format --check .
-	.venv/bin/ruff check .
+	.venv/bin/ruff format --check rlvr_lab tests benchmarks experiments scripts labs conftest.py
+	.venv/bin/ruff check rlvr_lab tests benchmarks experiments scripts labs conftest.py
