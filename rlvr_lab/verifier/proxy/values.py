@@ -47,7 +47,14 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from rlvr_lab.verifier.proxy.handles import CandidateError, LazyRemote, RemoteObject
+# SandboxGone and TrialDeadline are re-exported: the proxy's errors were importable from here before handles.py
+from rlvr_lab.verifier.proxy.handles import (  # noqa: F401
+    CandidateError,
+    LazyRemote,
+    RemoteObject,
+    SandboxGone,
+    TrialDeadline,
+)
 from rlvr_lab.verifier.proxy.server import FACTORIES, MAPPINGS, Shared, named_type, object_table, set_fields
 
 
