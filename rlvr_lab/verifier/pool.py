@@ -151,15 +151,16 @@ class VerifierPool(PoolFront):
             for future, candidate in zip(futures, candidates):
                 if not future.set_running_or_notify_cancel():
                     continue
-                self.meter.began()
                 try:
                     started = time.perf_counter()
-                    verdict = verifier.verify(candidate, fixture, trials)
-                    self.meter.ended()
+                    self.meter.began()
+                    try:
+                        verdict = verifier.verify(candidate, fixture, trials)
+                    finally:
+                        self.meter.ended()  # once per verification, whatever happens after
                     self.meter.served(admitted[0], time.perf_counter() - started, len(verdict.trials))
                     future.set_result(verdict)
                 except BaseException as exc:  # ValueError for bad input, SandboxUnavailable, ...
-                    self.meter.ended()
                     self.meter.served(admitted[0], time.perf_counter() - started, 0)
                     future.set_exception(exc)
 
