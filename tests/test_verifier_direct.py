@@ -18,7 +18,16 @@ import pytest
 from rlvr_lab.verifier import Verifier
 from rlvr_lab.verifier.direct import direct_refusal, inprocess_refusal
 from rlvr_lab.verifier.schema import Candidate, Fixture, Limits
-from verifier_helpers import GOOD, BusyHost, _comm, _descendants, candidate, function_fixture, needs_local_sandbox
+from verifier_helpers import (
+    GOOD,
+    BusyHost,
+    _comm,
+    _descendants,
+    candidate,
+    children,
+    function_fixture,
+    needs_local_sandbox,
+)
 
 LIMITS = Limits(wall_s=5.0, cpu_s=5, memory_mb=256, processes=16, file_mb=4, open_files=64, output_kb=64)
 
@@ -283,7 +292,14 @@ def test_a_runaway_hidden_test_is_ended_by_the_watchdog(tmp_path):
 
 # -- the sandbox built ahead of its trial ------------------------------------------------------------
 def _warm(runner_pid: int) -> list[int]:
-    return [p for p in _descendants(runner_pid) if _comm(p) == "rlvr-warm-init"]
+    """Inits of the sandboxes built ahead of their trial, each with its server forked and waiting. The
+    zygote carries the name ``rlvr-warm-init`` too for the moment it forks one (so the child is born
+    with it), but never has a ``rlvr-warm-srv`` child: a test that kills these never kills the zygote."""
+    return [
+        p
+        for p in _descendants(runner_pid)
+        if _comm(p) == "rlvr-warm-init" and any(_comm(c) == "rlvr-warm-srv" for c in children(p))
+    ]
 
 
 PROC_NAMES = "def names():\n    return open('/proc/1/comm').read().strip(), open('/proc/self/comm').read().strip()\n"
@@ -322,3 +338,21 @@ def test_a_warm_sandbox_that_died_is_replaced():
         verdict = v.verify(candidate(""), function_fixture())
         assert verdict.outcome == "pass", verdict
         assert verdict.attempts == 1
+
+
+@needs_local_sandbox
+def test_a_warm_sandbox_that_cannot_take_its_trial_is_replaced():
+    """A warm sandbox that is alive but does not answer (stopped here; in life, one dying as its trial
+    is sent) would take the trial's channel into its socket buffer and the trial would hang to its
+    deadline. The zygote waits for the sandbox's answer instead, and builds the trial a fresh one."""
+    with Verifier(backend="local", retries=0, seed=9) as v:
+        assert v.verify(candidate(""), function_fixture()).outcome == "pass"
+        deadline = time.monotonic() + 10
+        while len(_warm(v.runner_pid)) != 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        (stuck,) = _warm(v.runner_pid)
+        os.kill(stuck, signal.SIGSTOP)
+        verdict = v.verify(candidate(""), function_fixture())
+        assert verdict.outcome == "pass", verdict
+        assert verdict.attempts == 1
+        assert not os.path.exists(f"/proc/{stuck}"), "the stopped sandbox was left behind"

@@ -27,6 +27,9 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 PR_SET_NAME = 15
 
+#: What a warm sandbox's init answers on its control socket when its trial arrives.
+TAKEN = b"taken"
+
 
 def set_name(name):
     """Name this process in ``ps`` and ``/proc/PID/comm`` (at most 15 bytes): ``rlvr-warm-init`` and
@@ -90,7 +93,8 @@ def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, pl
 
     It enters fresh mount and IPC namespaces and forks the server process, which waits, still
     privileged and holding nothing of any candidate, for its trial. When the zygote sends the trial
-    over ``ctl_fd`` (``{"ws", "limits", "uid"}`` and the channel's descriptor), init mounts the trial's
+    over ``ctl_fd`` (``{"ws", "limits", "uid"}`` and the channel's descriptor), init answers :data:`TAKEN`
+    (so the zygote knows the sandbox was alive to take it), mounts the trial's
     view (:func:`trial_view`), hands the job and the channel to the server, which then confines itself
     exactly as in :func:`run_server`, and supervises it as :func:`run_init` does. End of stream on
     ``ctl_fd`` (the zygote dropped this sandbox) ends it unused. Only the forks and the namespaces are
@@ -126,6 +130,7 @@ def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, pl
         message, fds, _, _ = socket.recv_fds(ctl, 1 << 20, 1)
         if not message or len(fds) != 1:
             os._exit(0)  # dropped unused: the server ends with this PID namespace
+        ctl.send(TAKEN)  # the zygote waits for this: a warm sandbox that died unseen is replaced, not used
         job = json.loads(message.decode())
         set_name(plain_name)
         namespaces.trial_view(job["workdir"], job["limits"], mode)

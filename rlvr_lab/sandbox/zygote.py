@@ -54,6 +54,9 @@ PRELOAD = (
 #: Modules of this folder the zygote loads by path (they import the standard library only and each
 #: other under these names: ``sandbox_<stem>``); ``tests/test_sandbox_stdlib.py`` holds them to that.
 SIBLINGS = ("namespaces", "init", "confine", "clock")
+#: Seconds the zygote waits for a warm sandbox to answer that it took its trial (it answers in
+#: microseconds when alive; past this it is replaced by one built from scratch).
+TAKE_WAIT_S = 2.0
 
 
 def load_server(path, name="sandbox_server"):
@@ -133,12 +136,19 @@ class Zygote:
 
     def _take_warm(self, job, chan_fd):
         """Hand ``job`` and the channel to the warm sandbox; (init pid, status pipe), or None if there is
-        no warm sandbox or it is gone (then it is reaped and the spawn builds one from scratch)."""
+        no warm sandbox or it is gone (then it is reaped and the spawn builds one from scratch).
+
+        A send can succeed into the socket of an init that is dying (killed, but its descriptors not yet
+        closed), so the handover counts only once init answers :data:`init.TAKEN`; an init that does not
+        answer within :data:`TAKE_WAIT_S` is killed and replaced like a dead one."""
         warm, self.warm = self.warm, None
         if warm is None:
             return None
         try:
             socket.send_fds(warm["ctl"], [json.dumps(job).encode()], [chan_fd])
+            ready, _, _ = select.select([warm["ctl"]], [], [], TAKE_WAIT_S)
+            if not ready or warm["ctl"].recv(16) != init.TAKEN:
+                raise OSError("the warm sandbox did not take its trial")
             return warm["pid"], warm["status_r"]
         except OSError:
             try:
