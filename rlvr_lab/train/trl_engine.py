@@ -5,15 +5,17 @@ completion to the verifier and returns 1.0, 0.0, or ``None`` for an unresolved v
 completion out of the group baseline and gives it no advantage, so nothing is coerced). Matching knobs:
 ``num_generations`` = G, ``num_iterations`` = passes, ``epsilon``/``epsilon_high`` = clip widths, ``beta``,
 ``loss_type`` ``grpo`` (norm ``sequence``) or ``dr_grpo`` (norm ``constant``), a constant learning rate,
-dropout off (``disable_dropout``), ``bf16``/``fp16`` autocast on float32 weights (TRL's Trainer scales the
+dropout off (``disable_dropout`` and :func:`~rlvr_lab.scoring_mode.without_dropout`: TRL scores in train
+mode, and the attention dropout of Llama and Qwen2 models is read from a float, not an ``nn.Dropout``), ``bf16``/``fp16`` autocast on float32 weights (TRL's Trainer scales the
 float16 loss), LoRA through ``peft_config``, the chat template through a conversational dataset.
 The complete-group rule is honoured in the reward function: ``exclude`` makes a whole group None when one
 member is unresolved, ``wait`` first resubmits unresolved members ``verify_retries`` times. ``max_lag`` holds
 trivially (TRL samples and updates in lockstep: every rollout enters its update at lag 0). Refused by
 :class:`~rlvr_lab.train.config.TrainConfig`, with an error naming the flag: ``multi_turn``, ``overlap``,
 ``micro_batch``. Stated differences: TRL's group std is the sample std (the chapter's the population
-std); stop strings cut the graded text, but TRL still trains on the tokens it sampled after them; TRL keeps
-no rollout records, so there is no replay check on this engine (its own old log-probs feed its ratio).
+std); stop strings cut the graded text, but TRL still trains on the tokens it sampled after them. Rollout
+records and the replay check come from :mod:`rlvr_lab.train.trl_records` (TRL's generate returns no log-probs:
+each completion is scored right after sampling, with the weights that sampled it).
 Held-out pass@1 is measured with our sampler and verifier, exactly as for our engine.
 """
 
@@ -28,14 +30,22 @@ from rlvr_lab.train.config import TrainConfig
 
 
 def reward_function(
-    grader, tasks_by_id: dict, fmt=None, closure: str = "exclude", retries: int = 0, group_size: int | None = None
+    grader,
+    tasks_by_id: dict,
+    fmt=None,
+    closure: str = "exclude",
+    retries: int = 0,
+    group_size: int | None = None,
+    graded=None,
 ):
     """A TRL reward function grading completions through ``grader`` (a :class:`~.rollout.VerdictCache`).
 
     ``fmt`` (a :class:`~rlvr_lab.train.prompting.PromptFormat`) turns a reply into the candidate file.
     ``closure="wait"`` resubmits unresolved verdicts ``retries`` times; then, with ``group_size``, a group
     (G consecutive completions of one task, as TRL orders them) with an unresolved member is excluded whole
-    (every member None), the complete-group rule of our engine.
+    (every member None), the complete-group rule of our engine. ``graded`` (a
+    :class:`~rlvr_lab.train.trl_records.GradedBatch`) receives each call's verdicts and final rewards, for the
+    rollout records.
     """
     from rlvr_lab.train.prompting import PromptFormat, candidate_for, cut_at_stop
 
@@ -47,19 +57,22 @@ def reward_function(
             (candidate_for(tasks_by_id[tid], cut_at_stop(text, fmt.stop_strings), fmt), tasks_by_id[tid].fixture)
             for tid, text in zip(task_id, texts)
         ]
-        rewards = [v.reward for v, _ in grader.grade(items)]
+        verdicts = [v for v, _ in grader.grade(items)]
+        rewards = [v.reward for v in verdicts]
         for _ in range(retries if closure == "wait" else 0):
             todo = [i for i, r in enumerate(rewards) if r is None]
             if not todo:
                 break
             for i, (v, _) in zip(todo, grader.grade([items[i] for i in todo])):
-                rewards[i] = v.reward
+                verdicts[i], rewards[i] = v, v.reward
         if group_size and len(rewards) % group_size == 0:
             for start in range(0, len(rewards), group_size):
                 group = range(start, start + group_size)
                 if len({task_id[i] for i in group}) == 1 and any(rewards[i] is None for i in group):
                     for i in group:
                         rewards[i] = None
+        if graded is not None:
+            graded.put(verdicts, rewards)
         return rewards
 
     verifier_reward.__name__ = "verifier_reward"
@@ -73,9 +86,11 @@ def train_trl(config: TrainConfig, pool=None):
     from trl import GRPOConfig, GRPOTrainer
 
     from rlvr_lab.policy import load_policy
+    from rlvr_lab.scoring_mode import without_dropout
     from rlvr_lab.train import grpo_loop
     from rlvr_lab.train.checkpoint import read_lineage
-    from rlvr_lab.train.learner import evaluate
+    from rlvr_lab.train.learner import evaluate, replay_limit
+    from rlvr_lab.train.trl_records import GradedBatch, recording_trainer
     from rlvr_lab.train.rollout import PolicyHandle, tokenizer_digest
     from rlvr_lab.train.prompting import chat_message, prompt_format
     from rlvr_lab.train.run import setup
@@ -87,6 +102,7 @@ def train_trl(config: TrainConfig, pool=None):
         timing = {"sft+eval_before": run.timer.elapsed()}
         device = run.device
         model, tok = load_policy(run.warm_dir, device=str(device), dtype=torch.float32)  # master weights
+        without_dropout(model)  # TRL scores in train mode; its disable_dropout misses functional dropout
         before = read_lineage(run.warm_dir)["heldout"]
         train_tasks, by_id, grader = run.train_tasks, run.by_id, run.grader
         fmt, precision = prompt_format(config, tok, model), run.precision
@@ -150,14 +166,22 @@ def train_trl(config: TrainConfig, pool=None):
                 target_modules=targets,
                 task_type="CAUSAL_LM",
             )
-        reward = reward_function(grader, by_id, fmt, config.closure, config.verify_retries, config.group_size)
-        trainer = GRPOTrainer(
+        graded = GradedBatch()
+        reward = reward_function(grader, by_id, fmt, config.closure, config.verify_retries, config.group_size, graded)
+        trainer = recording_trainer(GRPOTrainer)(
             model=model,
             reward_funcs=reward,
             args=args,
             train_dataset=data,
             processing_class=tok,
             peft_config=peft_config,
+            records_path=run.records_path,
+            graded=graded,
+            tasks_by_id=by_id,
+            sampling=run.sampling,
+            tokenizer_digest=tokenizer_digest(tok),
+            replay_limit=replay_limit(config.replay_bound, precision),
+            group_size=config.group_size,
         )
         t0 = time.perf_counter()
         trainer.train()
