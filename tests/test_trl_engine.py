@@ -214,3 +214,63 @@ def test_the_trl_replay_check_stops_a_run_whose_gradient_pass_keeps_dropout_on(t
     )
     with pytest.raises(ReplayMismatch, match="dropout"):
         train(config)
+
+
+@pytest.mark.parametrize("field, value", [("eval_every", 5), ("checkpoint_every", 2), ("share_prompt", False)])
+def test_the_trl_engine_refuses_a_field_it_has_no_use_for_when_asked_by_name(field, value):
+    with pytest.raises(ValueError, match=f"^{field} is not used by engine='trl'"):
+        TrainConfig.preset("ci", engine="trl", **{field: value})
+    assert TrainConfig.preset("ci", engine="trl").engine == "trl"  # the preset's own values are no request
+
+
+def test_population_advantages_are_eq_2_per_group_and_zero_for_an_excluded_group():
+    from rlvr_lab.advantages import group_advantages
+    from rlvr_lab.train.trl_records import population_advantages
+
+    rewards = [1.0, 0.0, 0.0, 1.0, None, None, None, None, 1.0, 1.0, 1.0, 1.0]
+    got = population_advantages(rewards, 4).tolist()
+    assert got[:4] == pytest.approx(group_advantages([1.0, 0.0, 0.0, 1.0]).tolist())
+    assert got[4:] == [0.0] * 8  # excluded, and tied: no gradient either way
+    with pytest.raises(ValueError, match="whole groups"):
+        population_advantages(rewards[:5], 4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("std", ["population", "sample"])
+def test_the_trl_engine_trains_with_the_advantages_its_std_names(tmp_path, monkeypatch, std):
+    """``std`` is honoured: the advantages TRL's loss receives are eq 2's with that std."""
+    from rlvr_lab.advantages import group_advantages
+    from rlvr_lab.records import read_records
+    from rlvr_lab.train import trl_records
+
+    seen = []
+    real = trl_records.recording_trainer
+
+    def spying(base):
+        cls = real(base)
+
+        class Spy(cls):
+            def _generate_and_score_completions(self, inputs):
+                out = super()._generate_and_score_completions(inputs)
+                seen.append(out["advantages"].tolist())
+                return out
+
+        return Spy
+
+    monkeypatch.setattr(trl_records, "recording_trainer", spying)
+    config = TrainConfig.preset("ci", out_dir=str(tmp_path), engine="trl", grpo_steps=1, std=std)
+    # a verifier stand-in that passes about half the candidates (by digest), so groups have contrast
+    train(config, pool=_RecordingPool(lambda c, fx: "pass" if int(c.digest[:2], 16) % 2 else "fail"))
+    records = read_records(str(tmp_path / "records.jsonl"))
+    G = config.group_size
+    assert any(len({r.reward for r in records[s : s + G]}) == 2 for s in range(0, len(records), G))
+    for start in range(0, len(records), G):
+        group = records[start : start + G]
+        rewards = [r.reward for r in group]
+        got = seen[0][start : start + G]
+        if any(r is None for r in rewards) or len(set(rewards)) == 1:
+            assert got == pytest.approx([0.0] * G, abs=1e-6)
+        else:
+            scale = 1e-4 if std == "sample" else 1e-8  # TRL's stabiliser; eq 2's
+            want = group_advantages(rewards, eps=scale, std=std).tolist()
+            assert got == pytest.approx(want, rel=1e-4, abs=1e-5)

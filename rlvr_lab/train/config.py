@@ -33,6 +33,16 @@ CHOICES = {
 }
 
 
+#: Fields the TRL engine has no use for, and why; :meth:`TrainConfig.preset` (so the CLI) refuses them by
+#: name when asked for with ``engine='trl'``.
+TRL_UNUSED = {
+    "eval_every": "it evaluates held-out pass@1 before and after training only",
+    "checkpoint_every": "resumable checkpoints belong to our loop; this engine keeps none",
+    "share_prompt": "a speed knob of our update; TRL scores every row in full",
+    "stop_after_steps": "a resume test aid of our loop",
+}
+
+
 #: What a preset changes when ``model`` names a pretrained model (a hub id or a folder), unless given:
 #: no SFT warm start (demonstrations in the course's format would only disturb it; ask for a small one
 #: with ``sft_steps`` and ``sft_lr``) and a fine-tuning learning rate (1e-5; typical 5e-6 to 2e-5 for
@@ -350,6 +360,11 @@ class TrainConfig:
             base.update(PRETRAINED)
         if overrides.get("engine") == "trl":  # TRL cannot overlap or micro-batch: the preset's choice yields
             base.update({k: v for k, v in (("overlap", False), ("micro_batch", 0)) if k not in overrides})
+            unused = [k for k in TRL_UNUSED if k in overrides]
+            if unused:
+                raise ValueError(
+                    f"{unused[0]} is not used by engine='trl' ({TRL_UNUSED[unused[0]]}); leave it out or use engine='ours'"
+                )
         base.update(overrides)
         if base.get("overlap") and "max_lag" not in overrides:
             base["max_lag"] = base.get("passes", cls.passes)

@@ -5,18 +5,20 @@ completion to the verifier and returns 1.0, 0.0, or ``None`` for an unresolved v
 completion out of the group baseline and gives it no advantage, so nothing is coerced). Matching knobs:
 ``num_generations`` = G, ``num_iterations`` = passes, ``epsilon``/``epsilon_high`` = clip widths, ``beta``,
 ``loss_type`` ``grpo`` (norm ``sequence``) or ``dr_grpo`` (norm ``constant``), a constant learning rate,
-dropout off (``disable_dropout`` and :func:`~rlvr_lab.scoring_mode.without_dropout`: TRL scores in train
-mode, and the attention dropout of Llama and Qwen2 models is read from a float, not an ``nn.Dropout``), ``bf16``/``fp16`` autocast on float32 weights (TRL's Trainer scales the
-float16 loss), LoRA through ``peft_config``, the chat template through a conversational dataset.
-The complete-group rule is honoured in the reward function: ``exclude`` makes a whole group None when one
-member is unresolved, ``wait`` first resubmits unresolved members ``verify_retries`` times. ``max_lag`` holds
-trivially (TRL samples and updates in lockstep: every rollout enters its update at lag 0). Refused by
-:class:`~rlvr_lab.train.config.TrainConfig`, with an error naming the flag: ``multi_turn``, ``overlap``,
-``micro_batch``. Stated differences: TRL's group std is the sample std (the chapter's the population
-std); stop strings cut the graded text, but TRL still trains on the tokens it sampled after them. Rollout
-records and the replay check come from :mod:`rlvr_lab.train.trl_records` (TRL's generate returns no log-probs:
-each completion is scored right after sampling, with the weights that sampled it).
-Held-out pass@1 is measured with our sampler and verifier, exactly as for our engine.
+dropout off (``disable_dropout`` and :func:`~rlvr_lab.scoring_mode.without_dropout`: TRL scores in train mode,
+and the attention dropout of Llama and Qwen2 models is read from a float, not an ``nn.Dropout``),
+``bf16``/``fp16`` autocast on float32 weights (TRL's Trainer scales the float16 loss), LoRA through
+``peft_config``, the chat template through a conversational dataset. The complete-group rule is honoured in
+the reward function: ``exclude`` makes a whole group None when one member is unresolved, ``wait`` first
+resubmits unresolved members ``verify_retries`` times. ``max_lag`` holds trivially (TRL samples and updates in
+lockstep: every rollout enters its update at lag 0). Refused by :class:`~rlvr_lab.train.config.TrainConfig`,
+with an error naming the flag: ``multi_turn``, ``overlap``, ``micro_batch``, and, asked for by name, the
+fields in :data:`~rlvr_lab.train.config.TRL_UNUSED`. ``std`` is honoured: ``population`` (the chapter's eq 2,
+the default) replaces TRL's advantages, which use the sample std, with ours; ``sample`` keeps TRL's. Stated
+differences: stop strings cut the graded text, but TRL still trains on the tokens it sampled after them.
+Rollout records and the replay check come from :mod:`rlvr_lab.train.trl_records` (TRL's generate returns no
+log-probs: each completion is scored right after sampling, with the weights that sampled it). Held-out pass@1
+is measured with our sampler and verifier, exactly as for our engine.
 """
 
 from __future__ import annotations
@@ -182,6 +184,7 @@ def train_trl(config: TrainConfig, pool=None):
             tokenizer_digest=tokenizer_digest(tok),
             replay_limit=replay_limit(config.replay_bound, precision),
             group_size=config.group_size,
+            population_std=config.std == "population",
         )
         t0 = time.perf_counter()
         trainer.train()

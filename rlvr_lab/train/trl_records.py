@@ -74,13 +74,33 @@ def rows_to_padded(rows: list[list[float]], width: int, device) -> torch.Tensor:
     return out.to(device)
 
 
+def population_advantages(rewards: list, group_size: int) -> torch.Tensor:
+    """Eq 2 with the population std (the chapter's), per group of ``group_size`` consecutive rewards, as a
+    (B,) tensor; a group with an unresolved member (None: the reward function excluded it whole) gets zeros,
+    as TRL gives an unscored group.
+
+    >>> [round(a, 4) for a in population_advantages([1.0, 0.0, 0.0, None, None, None], 3).tolist()]
+    [1.4142, -0.7071, -0.7071, 0.0, 0.0, 0.0]
+    """
+    from rlvr_lab.advantages import group_advantages
+
+    if group_size < 1 or len(rewards) % group_size:
+        raise ValueError(f"rewards ({len(rewards)}) must be whole groups of group_size {group_size}")
+    out = []
+    for start in range(0, len(rewards), group_size):
+        group = rewards[start : start + group_size]
+        out += [0.0] * group_size if any(r is None for r in group) else list(group_advantages(group))
+    return torch.tensor(out, dtype=torch.float32)
+
+
 def recording_trainer(base):
     """A subclass of TRL's ``GRPOTrainer`` (``base``) that writes rollout records and checks replay.
 
     Construct it as the base class, plus ``records_path``, ``graded`` (a :class:`GradedBatch` the reward
     function fills), ``tasks`` (the training tasks in dataset order, to name each record's task), ``sampling``
-    (the run's :class:`~rlvr_lab.policy.SamplingConfig`), ``tokenizer_digest``, ``replay_limit`` (nats) and
-    ``group_size``.
+    (the run's :class:`~rlvr_lab.policy.SamplingConfig`), ``tokenizer_digest``, ``replay_limit`` (nats),
+    ``group_size`` and ``population_std`` (True: eq 2's advantages with the population std replace TRL's,
+    which use the sample std).
     """
 
     class RecordingGRPOTrainer(base):
@@ -94,6 +114,7 @@ def recording_trainer(base):
             tokenizer_digest,
             replay_limit,
             group_size,
+            population_std=False,
             **kwargs,
         ):
             super().__init__(*args, **kwargs)
@@ -103,9 +124,12 @@ def recording_trainer(base):
             self.replay_devs: list[float] = []
             self.records_written = 0
             self._replay_due = None  # (log-probs at sampling (B, C), completion mask) during a first pass
+            self.population_std = population_std
 
         def _generate_and_score_completions(self, inputs):
             out = super()._generate_and_score_completions(inputs)
+            if self.population_std:  # eq 2 as the chapter writes it, in place of TRL's sample-std advantages
+                out["advantages"] = population_advantages(self.graded.rewards, self.group_size).to(out["advantages"])
             prompts = completion_slices(out["prompt_ids"], out["prompt_mask"])
             completions = completion_slices(out["completion_ids"], out["completion_mask"])
             pad_id = self.processing_class.pad_token_id
