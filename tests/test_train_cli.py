@@ -99,3 +99,13 @@ def test_out_of_range_values_name_the_field():
         parse("--preset", "ci", "--group-size", "1")
     with pytest.raises(ValueError, match=r"^eps_high must be >= eps_low"):
         parse("--preset", "ci", "--eps-low", "0.3", "--eps-high", "0.2")
+
+
+def test_an_out_of_range_value_on_the_command_line_exits_2_naming_the_field(capsys):
+    from rlvr_lab.cli import main
+
+    assert main(["train", "--preset", "ci", "--group-size", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rlvr-lab train: error: group_size must be >= 2") and "Traceback" not in err
+    assert main(["train", "--preset", "ci", "--engine", "trl", "--eval-every", "3"]) == 2
+    assert "eval_every is not used by engine='trl'" in capsys.readouterr().err

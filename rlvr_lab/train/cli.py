@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from dataclasses import fields
 
 from rlvr_lab.train.config import CHOICES, PRESETS, TrainConfig, field_docs
@@ -141,7 +142,11 @@ def run(args) -> int:
     from rlvr_lab.train.report import format_report
 
     preset = args.preset or default_preset()
-    config = config_from_args(args, preset)
+    try:
+        config = config_from_args(args, preset)
+    except ValueError as exc:  # a value out of range: the field's name and its range, no traceback
+        print(f"rlvr-lab train: error: {exc}", file=sys.stderr)
+        return 2
     result = train(config)
     print(format_report(result, config))
     return 0
