@@ -25,8 +25,9 @@ CHOICES = {
     "tasks": ("functions", "mbpp"),
     "heldout_set": ("tasks", "humaneval"),
     "engine": ("ours", "trl"),
-    "norm": ("sequence", "constant"),
+    "norm": ("sequence", "constant", "token"),
     "std": ("population", "sample"),
+    "scale": ("group", "batch", "none"),
     "closure": ("exclude", "wait"),
     "verifier_backend": ("auto", "local", "process", "docker"),
     "verifier_pool": ("local", "ray"),
@@ -138,8 +139,10 @@ class TrainConfig:
     """beta_KL: weight of the k3 KL penalty to the frozen reference, the warm-start checkpoint (eq 4).
     Typical 0-0.05; 0 drops the reference model."""
     norm: str = "constant"
-    """Length normalisation: ``sequence`` divides each rollout by its length |o_i| (eq 4), so short failures
-    weigh more per token (eq 5); ``constant`` divides by one shared constant (the eq 5 variant)."""
+    """Length normalisation: ``sequence`` divides each rollout by its length |o_i| (eq 4; TRL ``grpo``), so
+    short failures weigh more per token (eq 5); ``constant`` divides by one shared constant (the eq 5 variant;
+    TRL ``dr_grpo``); ``token`` averages over every scored token of the batch (DAPO's token-level loss; TRL
+    ``bnpo``): each token weighs the same, whatever its rollout's length."""
     norm_constant: float = 0.0
     """Denominator of ``norm="constant"``: 0 uses the token budget (``max_new_tokens`` x turns); a positive
     number uses that (e.g. the mean completion length, so that only the weighting differs from eq 4)."""
@@ -152,6 +155,18 @@ class TrainConfig:
     and gradient up to float rounding, about half the tokens); off: every row runs in full."""
     std: str = "population"
     """Group std in eq 2: ``population`` (divisor G, the chapter's) or ``sample`` (G - 1, TRL's)."""
+    scale: str = "group"
+    """What eq 2 divides by: ``group`` (each group's std, GRPO), ``batch`` (one std over the batch's rewards,
+    means still per group) or ``none`` (centre only: Dr. GRPO, which with norm ``constant`` removes both
+    biases Liu et al. 2025 name; dividing by a group's std gives groups with a lone pass or a lone failure
+    the largest weights)."""
+    dynamic_sampling: bool = False
+    """DAPO's dynamic sampling: a group whose members all got the same reward carries no gradient (eq 2), so
+    the step samples more tasks, up to ``dynamic_sampling_rounds`` rounds, until ``tasks_per_step`` groups
+    have contrast; groups without contrast are recorded, excluded from the update with the reason."""
+    dynamic_sampling_rounds: int = 3
+    """Most extra sampling rounds per step under ``dynamic_sampling`` (each samples as many tasks as groups
+    are missing); a step that still lacks contrast updates on what it has."""
     replay_bound: float = 1e-3
     """Largest allowed ``replay_max_dev`` (nats): at each update's first pass the sampled tokens of rollouts
     drawn by the current weights are scored again; a larger deviation stops the run with an error, because
@@ -251,6 +266,12 @@ class TrainConfig:
                 "overlap",
                 "False with engine='trl' (TRL's trainer samples and updates in lockstep; pass --no-overlap)",
             ),
+            (
+                self.engine == "ours" or not self.dynamic_sampling,
+                "dynamic_sampling",
+                "False with engine='trl' (TRL's trainer keeps every group it sampled; use engine='ours')",
+            ),
+            (self.dynamic_sampling_rounds >= 1, "dynamic_sampling_rounds", ">= 1"),
             (
                 self.engine == "ours" or self.micro_batch == 0,
                 "micro_batch",

@@ -23,6 +23,7 @@ from rlvr_lab.policy import load_policy, save_policy
 from rlvr_lab.records import RolloutRecord, close_group, write_records
 from rlvr_lab.tasks import GENERATOR_VERSION, CodeTask, split_tasks
 from rlvr_lab.train import checkpoint as ckpt
+from rlvr_lab.train import dynamic_sampling
 from rlvr_lab.train.config import TrainConfig
 from rlvr_lab.train.learner import Learner, build_policy, evaluate, generator_for, grpo_update, make_batch
 from rlvr_lab.train.lora import apply_lora, load_adapters
@@ -215,7 +216,42 @@ def sample_step(run: Run, learner: Learner, step: int) -> Sampled:
 
 
 def grade_step(run: Run, learner: Learner, sampled: Sampled) -> Graded:
-    """Wait for the verdicts, apply the complete-group rule, record each rollout's age and lag."""
+    """Wait for the verdicts, apply the complete-group rule, record each rollout's age and lag; with
+    ``dynamic_sampling``, refill the step with groups that have contrast (:mod:`.dynamic_sampling`)."""
+    graded = _grade(run, learner, sampled)
+    config = run.config
+    if not config.dynamic_sampling:
+        return graded
+
+    def sample_and_grade(tasks, id_prefix):
+        gen = learner.sample_gen if learner.sample_gen is not None else learner.generator
+        started = time.perf_counter()
+        collection = start_collect(
+            learner.handle(run), tasks, config.group_size, run.grader, graded.step, gen, config.multi_turn, id_prefix
+        )
+        with run.timer.phase("reference"):
+            graded.ref.update(learner.reference(collection.records, run.sampling, config.share_prompt))
+        more = _grade(run, learner, Sampled(graded.step, collection, {}, started))
+        for key in ("sample_s", "verify_s"):
+            graded.times[key] += more.times[key]
+        graded.retry_s += more.retry_s
+        return more.records
+
+    seed = f"{config.seed}:step:{graded.step}"
+    graded.records, rounds = dynamic_sampling.refill(
+        graded.records,
+        run.train_tasks,
+        config.tasks_per_step,
+        config.dynamic_sampling_rounds,
+        seed,
+        sample_and_grade,
+    )
+    kept = dynamic_sampling.keep_informative(graded.records, config.tasks_per_step)
+    graded.times.update(refill_rounds=rounds, informative_groups=len(kept))
+    return graded
+
+
+def _grade(run: Run, learner: Learner, sampled: Sampled) -> Graded:
     records, times = finish_collect(sampled.collection, run.grader)
     run.timer.add("sample", times["sample_s"])
     run.timer.add("verify", times["verify_s"])
@@ -431,6 +467,7 @@ def _step_row(
         "verify_s": times["verify_s"] + retry_s,
         "verifier_share": (times["verify_s"] + retry_s) / step_s if step_s > 0 else 0.0,
     }
+    row.update({k: times[k] for k in ("refill_rounds", "informative_groups") if k in times})
     row.update({f"groups_{k}": v for k, v in group_outcomes(records).items()})
     row.update(length_by_outcome(records))
     row.update(diags)

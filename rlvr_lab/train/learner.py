@@ -161,10 +161,10 @@ def make_batch(
     for r in records:
         groups.setdefault(r.group_id, []).append(r)
     order = [m for members in groups.values() for m in members]
+    # one (groups, G) array, so that scale="batch" takes one std over the whole batch (groups are complete)
+    rewards = [[m.reward for m in members] for members in groups.values()]
     advantages = [
-        float(a)
-        for members in groups.values()
-        for a in grpo.group_advantages([m.reward for m in members], eps=1e-8, std=config.std)
+        float(a) for row in grpo.group_advantages(rewards, eps=1e-8, std=config.std, scale=config.scale) for a in row
     ]
     ids, score_mask, behaviour = (list(column) for column in zip(*(flatten(m) for m in order)))
     device = next(learner.model.parameters()).device
@@ -214,6 +214,7 @@ def grpo_update(
     params = [q for q in model.parameters() if q.requires_grad]
     rows = len(batch.records)
     size = min(config.micro_batch or rows, rows)
+    tokens = [sum(m) for m in batch.score_mask]  # per row; norm="token" weighs a micro-batch by its tokens
     for p in range(config.passes):
         learner.optimizer.zero_grad(set_to_none=True)
         parts = []
@@ -250,8 +251,9 @@ def grpo_update(
             )
             if not torch.isfinite(loss):  # the one check kept per pass: a NaN must never reach the weights
                 raise FloatingPointError(f"GRPO loss is not finite ({float(loss)}) at pass {p}")
-            if size < rows:
-                loss = loss * (len(batch.ids[rs]) / rows)
+            if size < rows:  # the loss is a mean over rows (over tokens with norm="token"): weigh it so
+                share = sum(tokens[rs]) / sum(tokens) if config.norm == "token" else len(batch.ids[rs]) / rows
+                loss = loss * share
             (loss if scaler is None else scaler.scale(loss)).backward()
             if p == 0:
                 with torch.no_grad():

@@ -4,7 +4,7 @@ Same tasks, same warm-start checkpoint, same VerifierPool as the reward: the rew
 completion to the verifier and returns 1.0, 0.0, or ``None`` for an unresolved verdict (TRL then leaves the
 completion out of the group baseline and gives it no advantage, so nothing is coerced). Matching knobs:
 ``num_generations`` = G, ``num_iterations`` = passes, ``epsilon``/``epsilon_high`` = clip widths, ``beta``,
-``loss_type`` ``grpo`` (norm ``sequence``) or ``dr_grpo`` (norm ``constant``), a constant learning rate,
+``loss_type`` from ``norm`` (:data:`TRL_LOSS_TYPES`), ``scale_rewards`` = ``scale``, a constant learning rate,
 dropout off (``disable_dropout`` and :func:`~rlvr_lab.scoring_mode.without_dropout`: TRL scores in train mode,
 and the attention dropout of Llama and Qwen2 models is read from a float, not an ``nn.Dropout``),
 ``bf16``/``fp16`` autocast on float32 weights (TRL's Trainer scales the float16 loss), LoRA through
@@ -29,6 +29,10 @@ import time
 import torch
 
 from rlvr_lab.train.config import TrainConfig
+
+#: TRL's ``loss_type`` for each of our ``norm`` choices (the losses agree term by term:
+#: ``tests/test_grpo_trl.py``).
+TRL_LOSS_TYPES = {"sequence": "grpo", "constant": "dr_grpo", "token": "bnpo"}
 
 
 def reward_function(
@@ -141,8 +145,8 @@ def train_trl(config: TrainConfig, pool=None):
             beta=config.beta,
             epsilon=config.eps_low,
             epsilon_high=config.eps_high,
-            loss_type="grpo" if config.norm == "sequence" else "dr_grpo",
-            scale_rewards="group",
+            loss_type=TRL_LOSS_TYPES[config.norm],
+            scale_rewards=config.scale,
             max_completion_length=config.max_new_tokens,
             temperature=config.temperature,
             top_k=config.top_k,
@@ -184,7 +188,8 @@ def train_trl(config: TrainConfig, pool=None):
             tokenizer_digest=tokenizer_digest(tok),
             replay_limit=replay_limit(config.replay_bound, precision),
             group_size=config.group_size,
-            population_std=config.std == "population",
+            population_std=config.std == "population" and config.scale != "none",
+            scale=config.scale,
         )
         t0 = time.perf_counter()
         trainer.train()

@@ -74,10 +74,11 @@ def rows_to_padded(rows: list[list[float]], width: int, device) -> torch.Tensor:
     return out.to(device)
 
 
-def population_advantages(rewards: list, group_size: int) -> torch.Tensor:
-    """Eq 2 with the population std (the chapter's), per group of ``group_size`` consecutive rewards, as a
-    (B,) tensor; a group with an unresolved member (None: the reward function excluded it whole) gets zeros,
-    as TRL gives an unscored group.
+def population_advantages(rewards: list, group_size: int, scale: str = "group") -> torch.Tensor:
+    """Eq 2 with the population std (the chapter's), over groups of ``group_size`` consecutive rewards, as
+    a (B,) tensor; ``scale`` as :func:`rlvr_lab.advantages.group_advantages` (``batch``: one std over the
+    resolved groups). A group with an unresolved member (None: the reward function excluded it whole) gets
+    zeros, as TRL gives an unscored group.
 
     >>> [round(a, 4) for a in population_advantages([1.0, 0.0, 0.0, None, None, None], 3).tolist()]
     [1.4142, -0.7071, -0.7071, 0.0, 0.0, 0.0]
@@ -86,10 +87,12 @@ def population_advantages(rewards: list, group_size: int) -> torch.Tensor:
 
     if group_size < 1 or len(rewards) % group_size:
         raise ValueError(f"rewards ({len(rewards)}) must be whole groups of group_size {group_size}")
+    groups = [rewards[start : start + group_size] for start in range(0, len(rewards), group_size)]
+    resolved = [g for g in groups if all(r is not None for r in g)]
+    scaled = iter(group_advantages(resolved, scale=scale).tolist() if resolved else [])
     out = []
-    for start in range(0, len(rewards), group_size):
-        group = rewards[start : start + group_size]
-        out += [0.0] * group_size if any(r is None for r in group) else list(group_advantages(group))
+    for g in groups:
+        out += next(scaled) if all(r is not None for r in g) else [0.0] * group_size
     return torch.tensor(out, dtype=torch.float32)
 
 
@@ -99,8 +102,8 @@ def recording_trainer(base):
     Construct it as the base class, plus ``records_path``, ``graded`` (a :class:`GradedBatch` the reward
     function fills), ``tasks`` (the training tasks in dataset order, to name each record's task), ``sampling``
     (the run's :class:`~rlvr_lab.policy.SamplingConfig`), ``tokenizer_digest``, ``replay_limit`` (nats),
-    ``group_size`` and ``population_std`` (True: eq 2's advantages with the population std replace TRL's,
-    which use the sample std).
+    ``group_size``, ``population_std`` (True: eq 2's advantages with the population std replace TRL's,
+    which use the sample std) and ``scale`` (eq 2's divisor, as ``TrainConfig.scale``).
     """
 
     class RecordingGRPOTrainer(base):
@@ -115,6 +118,7 @@ def recording_trainer(base):
             replay_limit,
             group_size,
             population_std=False,
+            scale="group",
             **kwargs,
         ):
             super().__init__(*args, **kwargs)
@@ -124,12 +128,14 @@ def recording_trainer(base):
             self.replay_devs: list[float] = []
             self.records_written = 0
             self._replay_due = None  # (log-probs at sampling (B, C), completion mask) during a first pass
-            self.population_std = population_std
+            self.population_std, self.scale = population_std, scale
 
         def _generate_and_score_completions(self, inputs):
             out = super()._generate_and_score_completions(inputs)
             if self.population_std:  # eq 2 as the chapter writes it, in place of TRL's sample-std advantages
-                out["advantages"] = population_advantages(self.graded.rewards, self.group_size).to(out["advantages"])
+                out["advantages"] = population_advantages(self.graded.rewards, self.group_size, self.scale).to(
+                    out["advantages"]
+                )
             prompts = completion_slices(out["prompt_ids"], out["prompt_mask"])
             completions = completion_slices(out["completion_ids"], out["completion_mask"])
             pad_id = self.processing_class.pad_token_id
