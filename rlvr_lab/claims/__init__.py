@@ -10,12 +10,58 @@ table of ``experiments/RESULTS.md``, chapter 7 and labs 4-5. Intervals: mean +- 
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import json
 import math
 import os
 
 NAMES = ("exploit_amplification", "exploit_amplification_easy", "clip_higher", "length_norm", "pass_at_k")
 _HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def source_digest(path: str) -> str:
+    r"""SHA-256 of a Python file's syntax tree with docstrings left out (comments never reach it): a change
+    of code changes it, a reworded comment or docstring or a reformat does not.
+
+    >>> import tempfile
+    >>> a, b = (tempfile.mktemp(suffix=".py") for _ in range(2))
+    >>> _ = open(a, "w").write("def f(x):\n    'Twice.'\n    return 2 * x  # doubled\n")
+    >>> _ = open(b, "w").write("def f(x):\n    return 2*x\n")
+    >>> source_digest(a) == source_digest(b)
+    True
+    """
+    with open(path, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read(), filename=path)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+                if isinstance(body[0].value.value, str):
+                    node.body = body[1:] or [ast.Pass()]
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()
+
+
+def fingerprint(paths, config: dict, root: str | None = None) -> dict:
+    """What a stored result came from: ``{"code": {path: source_digest}, "config": sha256}`` for the code
+    ``paths`` (relative to the checkout ``root``, by default the one holding this package) and the JSON of
+    ``config``. ``tests/test_recorded_results.py`` recomputes the code digests: a result whose code changed
+    since it was made fails there until it is made again."""
+    root = root or os.path.dirname(os.path.dirname(_HERE))
+    code = {p: source_digest(os.path.join(root, p)) for p in sorted(paths)}
+    text = json.dumps(config, sort_keys=True, default=list)
+    return {"code": code, "config": hashlib.sha256(text.encode()).hexdigest()}
+
+
+def stale_code(data: dict, root: str | None = None) -> list[str]:
+    """The paths of a stored result's fingerprint whose code differs now (empty: the result is current)."""
+    root = root or os.path.dirname(os.path.dirname(_HERE))
+    stored = data["fingerprint"]["code"]
+    return [
+        p
+        for p, digest in sorted(stored.items())
+        if not os.path.exists(os.path.join(root, p)) or source_digest(os.path.join(root, p)) != digest
+    ]
 
 
 def load(name: str) -> dict:
