@@ -234,3 +234,36 @@ def test_the_old_recorded_path_reads_the_claims_data_with_a_warning():
     assert recorded.load("pass_at_k") == claims.load("pass_at_k")
     assert recorded.table("clip_higher") == claims.table("clip_higher")
     assert not os.path.exists(os.path.join(ROOT, "rlvr_lab", "recorded", "pass_at_k.json"))
+
+
+@pytest.mark.parametrize("name", [n for n in claims.NAMES if n not in claims.UNFINGERPRINTED])
+def test_a_fingerprinted_result_comes_from_the_code_beside_it(name):
+    """A stored result names the code it came from; when that code changes, this fails until the result
+    is made again with its recorded command (docstrings, comments and formatting do not count)."""
+    data = claims.load(name)
+    assert data["fingerprint"]["code"], name
+    assert claims.stale_code(data, ROOT) == [], f"{name} is stale: rerun `{data['command']}`"
+
+
+def test_a_changed_module_makes_a_stored_result_stale(tmp_path):
+    (tmp_path / "m.py").write_text('"""A module."""\n\n\ndef f(x):\n    return x + 1\n')
+    data = {"fingerprint": claims.fingerprint(["m.py"], {"lr": 1e-3}, root=str(tmp_path))}
+    (tmp_path / "m.py").write_text('"""Reworded."""\n\n\ndef f(x):  # same code\n    return x + 1\n')
+    assert claims.stale_code(data, str(tmp_path)) == []
+    (tmp_path / "m.py").write_text('"""A module."""\n\n\ndef f(x):\n    return x + 2\n')
+    assert claims.stale_code(data, str(tmp_path)) == ["m.py"]
+    (tmp_path / "m.py").unlink()
+    assert claims.stale_code(data, str(tmp_path)) == ["m.py"]
+
+
+def test_the_loss_variant_intervals_are_recomputed_from_the_seeds():
+    data = claims.load("loss_variants")
+    for key in ("pass1_after", "gain", "contrast_share", "rollouts", "wall_s"):
+        for arm in data["arms"]:
+            xs = [float(r[arm][key]) for r in data["runs"]]
+            got = data["summary"][key][arm]
+            assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(xs), abs=1e-9), (key, arm)
+        for arm in ("dr_grpo", "dapo"):
+            xs = [float(r[arm][key]) - float(r["grpo"][key]) for r in data["runs"]]
+            got = data["summary"][key][f"{arm}-grpo"]
+            assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(xs), abs=1e-9), (key, arm)

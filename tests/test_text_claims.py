@@ -105,3 +105,26 @@ def test_ch8_says_what_the_default_closure_does_with_a_lost_verdict():
     from rlvr_lab.train import TrainConfig
 
     assert TrainConfig().closure == "exclude"
+
+
+def test_ch4_quotes_the_recorded_loss_variant_comparison():
+    """Chapter 4's three-recipe paragraph states the stored paired intervals and what they support."""
+    from rlvr_lab import claims
+
+    s = claims.load("loss_variants")["summary"]
+    ch4 = text("04_grpo")
+
+    def interval(c, digits=3):
+        return f"{c['mean']:+.{digits}f} [{c['lo']:.{digits}f}, {c['hi']:.{digits}f}]".lstrip("+")
+
+    dr, dapo = s["gain"]["dr_grpo-grpo"], s["gain"]["dapo-grpo"]
+    assert f"Dr. GRPO minus GRPO is {interval(dr)}" in ch4
+    assert f"DAPO minus GRPO is +{interval(dapo)}" in ch4
+    assert dr["lo"] < 0 < dr["hi"] and dapo["lo"] < 0 < dapo["hi"]  # "both intervals include zero"
+    extra = s["rollouts"]["dapo-grpo"]
+    assert f"{extra['mean']:,.0f} [{extra['lo']:,.0f}, {extra['hi']:,.0f}] more rollouts per run" in ch4
+    assert 0.4 < extra["mean"] / s["rollouts"]["grpo"]["mean"] < 0.6  # "about half as many again"
+    tied = 1 - s["contrast_share"]["grpo"]["mean"]
+    assert f"had {tied:.0%} of their groups tied" in ch4.replace(" %", "%")
+    runs = claims.load("loss_variants")["runs"]
+    assert all(r[arm]["gain"] > 0 for r in runs for arm in ("grpo", "dr_grpo", "dapo"))  # "in every seed"

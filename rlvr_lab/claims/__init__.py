@@ -16,7 +16,17 @@ import json
 import math
 import os
 
-NAMES = ("exploit_amplification", "exploit_amplification_easy", "clip_higher", "length_norm", "pass_at_k")
+NAMES = (
+    "exploit_amplification",
+    "exploit_amplification_easy",
+    "clip_higher",
+    "length_norm",
+    "pass_at_k",
+    "loss_variants",
+)
+#: Results stored before fingerprints existed: they are to be made again (issue 22's claim regimes); every
+#: other stored result must carry one.
+UNFINGERPRINTED = ("exploit_amplification", "exploit_amplification_easy", "clip_higher", "length_norm", "pass_at_k")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -97,6 +107,7 @@ def table(name: str, data: dict | None = None) -> str:
         "clip_higher": _clip,
         "length_norm": _length,
         "pass_at_k": _pass_at_k,
+        "loss_variants": _variants,
     }[name](data)
 
 
@@ -177,6 +188,29 @@ def _length(d: dict) -> str:
             f"| mean [95 % CI] | {label} | last 5: {ci(s['len_fail_last'][arm], 1)} | "
             f"{ci(s['len_fail_change'][arm], 2)} | {ci(s['stop_length_last'][arm])} | "
             f"{ci(s['pass1_after'][arm])} |"
+        )
+    return "\n".join(out)
+
+
+def _variants(d: dict) -> str:
+    out = [
+        "| seed | recipe | held-out pass@1 (warm -> after) | gain | groups with contrast | rollouts sampled | wall s |",
+        "| ---: | --- | --- | ---: | ---: | ---: | ---: |",
+    ]
+    arms = [a for a in ("grpo", "dr_grpo", "dapo") if a in d["arms"]]
+    for r in d["runs"]:
+        for arm in arms:
+            a = r[arm]
+            out.append(
+                f"| {r['seed']} | {arm} | {_arrow(r['warm_pass1'], a['pass1_after'])} | {a['gain']:+.3f} | "
+                f"{a['contrast_share']:.3f} | {a['rollouts']} | {a['wall_s']:.0f} |"
+            )
+    s = d["summary"]
+    for arm in [*arms, "dr_grpo-grpo", "dapo-grpo"]:
+        label = arm.replace("-", " - ")
+        out.append(
+            f"| mean [95 % CI] | {label} | after: {ci(s['pass1_after'][arm])} | {ci(s['gain'][arm])} | "
+            f"{ci(s['contrast_share'][arm])} | {ci(s['rollouts'][arm], 0)} | {ci(s['wall_s'][arm], 1)} |"
         )
     return "\n".join(out)
 
