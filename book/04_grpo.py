@@ -359,7 +359,6 @@ widgets.contrast_explorer(group_size=16, p=0.05)
 # from the same warm start, one recipe each; the intervals are 95 % t intervals over the seeds.
 
 # %%
-print(claims.load("loss_variants")["command"])
 display(Markdown(claims.table("loss_variants")))
 
 # %% [markdown]
