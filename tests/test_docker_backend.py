@@ -325,3 +325,21 @@ def test_shared_objects_and_generators_cross_on_docker(ours):
                 assert verdict.outcome == "fail", (name, verdict.trials)
                 assert verdict.trials[-1].reason == "test failed in call", (name, verdict.trials)
                 assert "NonPlainValue" not in verdict.trials[-1].detail, (name, verdict.trials)
+
+
+@pytest.mark.parametrize("test_runner", ["auto", "pytest"])
+def test_replies_built_to_be_expensive_to_decode_are_bounded_on_docker_too(image, test_runner):
+    """The decode budget is the trusted side's, so it holds whatever the sandbox: a container that answers
+    with a million empty lists per reply fails at the budget and the runner or its pytest child stays under
+    it (1.35 GB and rising before the budget existed, on the local backend's pytest route)."""
+    from rlvr_lab.verifier.proxy.client import MAX_DECODED_BYTES
+    from rlvr_lab.verifier.schema import Candidate
+    from verifier_helpers import DECODE_BOMB, decode_bomb_fixture, trusted_peak_rss_kb
+
+    with Verifier(backend="docker", retries=0, test_runner=test_runner) as v:
+        verdict, peak_kb = trusted_peak_rss_kb(
+            v, lambda: v.verify(Candidate({"solution.py": DECODE_BOMB}), decode_bomb_fixture())
+        )
+    assert verdict.outcome == "fail" and verdict.backend == "docker", verdict
+    assert "would decode to more than" in verdict.trials[0].detail, verdict.trials[0]
+    assert peak_kb * 1024 < MAX_DECODED_BYTES + 200 * 2**20, peak_kb

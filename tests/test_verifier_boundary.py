@@ -20,7 +20,14 @@ from rlvr_lab.verifier import Verifier
 from rlvr_lab.verifier.cli import format_verdict
 from rlvr_lab.verifier.schema import Candidate, Fixture, TrialResult, Verdict
 from rlvr_lab.verifier.workspace import admission_error, capture
-from verifier_helpers import GOOD, function_fixture, needs_local_sandbox
+from verifier_helpers import (
+    DECODE_BOMB,
+    GOOD,
+    decode_bomb_fixture,
+    function_fixture,
+    needs_local_sandbox,
+    trusted_peak_rss_kb,
+)
 
 pytestmark = needs_local_sandbox
 
@@ -301,3 +308,22 @@ def test_human_readable_verdict_escapes_control_characters():
     text = format_verdict(verdict)
     assert not any(ch in text for ch in "\x1b\x07\r\x9b"), repr(text)
     assert "\\x1b" in text
+
+
+@needs_local_sandbox
+@pytest.mark.parametrize("test_runner", ["auto", "pytest"])  # auto: the direct route here
+def test_replies_built_to_be_expensive_to_decode_are_bounded_on_the_trusted_side(test_runner):
+    """30 replies of a million empty lists are 180 MB of JSON but about 1.8 GB of objects: the trusted
+    side stops reading at its per-trial decode budget (estimated from the bytes before decoding) and the
+    candidate fails. Its runner (the direct route decodes in the runner itself) or trusted pytest child
+    never holds more than the budget."""
+    from rlvr_lab.verifier.proxy.client import MAX_DECODED_BYTES
+
+    with Verifier(backend="local", retries=0, test_runner=test_runner) as v:
+        verdict, peak_kb = trusted_peak_rss_kb(
+            v, lambda: v.verify(Candidate({"solution.py": DECODE_BOMB}), decode_bomb_fixture())
+        )
+    assert verdict.outcome == "fail", verdict
+    assert verdict.test_runner == ("direct" if test_runner == "auto" else "pytest")
+    assert "would decode to more than" in verdict.trials[0].detail, verdict.trials[0]
+    assert peak_kb * 1024 < MAX_DECODED_BYTES + 200 * 2**20, peak_kb  # the budget, plus the process itself

@@ -286,3 +286,67 @@ def check_busy_host(verifier, wall_s: float = 3.0):
     assert wall_s < hang.trials[0].duration_s < STRETCH_MAX * wall_s + GRACE_S
     assert "host CPU contention" in hang.trials[0].detail
     return slow
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def trusted_peak_rss_kb(verifier, work) -> tuple[object, int]:
+    """Run ``work()`` while sampling, every 5 ms, the resident memory of the verifier's trusted processes:
+    its runner and the runner's descendants in the runner's own PID namespace (a sandbox's processes live in
+    namespaces of their own, a docker sandbox outside this tree). Returns work's result and the largest
+    single-process RSS seen, in kB."""
+    import threading
+
+    runner = verifier.runner_pid
+    own_ns = os.readlink(f"/proc/{runner}/ns/pid")
+    peak, done = [0], threading.Event()
+
+    def sample():
+        while not done.is_set():
+            for pid in [runner, *_descendants(runner)]:
+                try:
+                    if os.readlink(f"/proc/{pid}/ns/pid") != own_ns:
+                        continue
+                except OSError:
+                    continue
+                peak[0] = max(peak[0], _rss_kb(pid))
+            time.sleep(0.005)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        result = work()
+    finally:
+        done.set()
+        thread.join()
+    return result, peak[0]
+
+
+#: A candidate whose replies are tiny objects by the million: a few bytes of JSON each, 56 bytes or more
+#: each once the trusted side decodes them, and the hidden test keeps every reply.
+DECODE_BOMB = "def f(n):\n    return [[]] * n\n"
+DECODE_BOMB_TEST = (
+    "from solution import f\n\nKEPT = []\n\n\ndef test_keeps_every_reply():\n"
+    "    for _ in range(30):\n        KEPT.append(f(1_000_000))\n    assert len(KEPT) == 30\n"
+)
+
+
+def decode_bomb_fixture() -> Fixture:
+    """``function_fixture`` with :data:`DECODE_BOMB_TEST` as its hidden test and time for the bomb to go off
+    (30 replies of a million empty lists: about 1.8 GB on the trusted side if nothing bounds it)."""
+    from dataclasses import replace
+
+    limits = Limits(wall_s=20.0, cpu_s=20, memory_mb=256, processes=16, file_mb=4, open_files=64, output_kb=64)
+    return replace(
+        function_fixture(limits=limits),
+        files={"solution.py": "def f(n):\n    pass\n"},
+        hidden_tests={"test_hidden.py": DECODE_BOMB_TEST},
+    )

@@ -8,8 +8,10 @@ modules become such requests through the import hook of :mod:`~rlvr_lab.verifier
 
 Several test threads may call at once: requests carry ids; whichever waiting caller currently holds
 the reader role reads replies and routes each to its caller (leader/follower, so a lone call costs no
-thread hand-off). The sandbox's replies are bounded per trial (:data:`MAX_REPLY_BYTES`), so decoding
-them cannot cost the runner more than that.
+thread hand-off). The sandbox's replies are bounded per trial twice: in bytes (:data:`MAX_REPLY_BYTES`)
+and in what decoding them would cost the runner's memory (:data:`MAX_DECODED_BYTES`, estimated from a
+frame's bytes before it is decoded: a few bytes of JSON such as ``[],`` become a 56-byte list, so a reply
+of tiny objects costs the runner many times its size, and the runner is the one process all trials share).
 """
 
 from __future__ import annotations
@@ -30,10 +32,28 @@ from rlvr_lab.verifier.proxy.values import Graph, decode, encode, load_objects, 
 
 #: Bytes of replies one trial may send the trusted runner; past it the channel is closed (the tests fail).
 MAX_REPLY_BYTES = 64 * 1024 * 1024
+#: Estimated bytes of Python objects one trial's replies may decode to in the runner
+#: (:func:`decoded_size_estimate`, counted as if every reply were kept); past it the channel is closed.
+MAX_DECODED_BYTES = 256 * 1024 * 1024
 #: Most names a ``from module import *`` of a candidate module may bind.
 MAX_STAR_NAMES = 10_000
 #: Types of module attributes a second read may take from the first (nothing a test can change).
 _IMMUTABLE = (type(None), bool, int, float, str, bytes)
+
+
+def decoded_size_estimate(frame: bytes) -> int:
+    """An upper estimate of the bytes of Python objects ``json.loads(frame)`` builds (CPython, 64-bit): 64
+    per list (``[``: 56 plus slack), 240 per dict (``{``: a small dict with its table), 40 per further value
+    (``,`` or ``:``: a float, an int or a short string, and its slot), plus the text itself. Counting bytes
+    is done in C at memory speed, so the estimate costs a small share of the decode it guards.
+
+    >>> decoded_size_estimate(b"[1, 2, 3]")
+    153
+    >>> round(decoded_size_estimate(b"[" + b"[]," * 999 + b"[]]") / 3001)  # object bytes per byte of JSON
+    36
+    """
+    values = frame.count(b",") + frame.count(b":")
+    return len(frame) + 64 * frame.count(b"[") + 240 * frame.count(b"{") + 40 * values
 
 
 class ProxyClient:
@@ -58,6 +78,7 @@ class ProxyClient:
         self._reading = False  # one caller at a time reads the channel (leader/follower)
         self._broken: str | None = None
         self._reply_budget = MAX_REPLY_BYTES  # bytes the sandbox may still send (bounds decode work)
+        self._decode_budget = MAX_DECODED_BYTES  # estimated bytes its replies may still decode to
         self.star_cache: dict[str, frozenset[str]] = {}  # module -> names its star import binds
         self._module_reads: dict[tuple, Any] = {}  # (op, module, name) -> value, until the next other request
 
@@ -82,7 +103,14 @@ class ProxyClient:
         self._reply_budget -= size + 4
         if self._reply_budget < 0:
             raise ValueError(f"the sandbox's replies exceeded {MAX_REPLY_BYTES} bytes in one trial")
-        reply = json.loads(self._read_exact(size).decode("utf-8"))
+        frame = self._read_exact(size)
+        self._decode_budget -= decoded_size_estimate(frame)
+        if self._decode_budget < 0:
+            raise ValueError(
+                f"the sandbox's replies would decode to more than {MAX_DECODED_BYTES >> 20} MB of objects in one "
+                "trial (estimated from their bytes)"
+            )
+        reply = json.loads(frame.decode("utf-8"))
         if type(reply) is not dict or type(reply.get("id")) is not int:
             raise ValueError("reply without an integer id")
         with self._state_lock:
