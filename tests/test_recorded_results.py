@@ -267,3 +267,18 @@ def test_the_loss_variant_intervals_are_recomputed_from_the_seeds():
             xs = [float(r[arm][key]) - float(r["grpo"][key]) for r in data["runs"]]
             got = data["summary"][key][f"{arm}-grpo"]
             assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(xs), abs=1e-9), (key, arm)
+
+
+def test_one_command_regenerates_every_stored_result():
+    """``make results`` runs experiments/regenerate.py: a plan with every stored result's recorded command,
+    and with --stale exactly the out-of-date ones (here: those stored before fingerprints)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("regenerate", os.path.join(ROOT, "experiments", "regenerate.py"))
+    regenerate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(regenerate)
+    assert [n for n, _ in regenerate.plan()] == list(claims.NAMES)
+    assert all(cmd == claims.load(n)["command"] for n, cmd in regenerate.plan())
+    assert [n for n, _ in regenerate.plan(stale_only=True)] == list(claims.UNFINGERPRINTED)
+    with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as fh:
+        assert "experiments/regenerate.py" in fh.read()

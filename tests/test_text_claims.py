@@ -128,3 +128,20 @@ def test_ch4_quotes_the_recorded_loss_variant_comparison():
     assert f"had {tied:.0%} of their groups tied" in ch4.replace(" %", "%")
     runs = claims.load("loss_variants")["runs"]
     assert all(r[arm]["gain"] > 0 for r in runs for arm in ("grpo", "dr_grpo", "dapo"))  # "in every seed"
+
+
+def test_ch7_states_every_pass_at_k_interval_it_leans_on():
+    """Chapter 7 quotes the pass@1 gain with its interval (which includes zero) beside the k = 2, 4, 32
+    differences, each as stored."""
+    from rlvr_lab import claims
+
+    s = claims.load("pass_at_k")["summary"]
+    ch7 = text("07_training_pathologies")
+    gain = s["1"]["difference"]
+    assert f"pass@1 gain, {claims.ci(gain)}, has an interval that includes zero" in ch7
+    assert gain["lo"] < 0 < gain["hi"]
+    assert f"{claims.ci(s['2']['difference'])} and {claims.ci(s['4']['difference'])}, exclude it" in ch7
+    assert s["2"]["difference"]["lo"] > 0 and s["4"]["difference"]["lo"] > 0
+    behind = s["32"]["difference"]
+    ahead = {"mean": -behind["mean"], "lo": -behind["hi"], "hi": -behind["lo"]}
+    assert f"ahead by {claims.ci(ahead)}" in ch7 and ahead["lo"] > 0
