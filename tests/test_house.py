@@ -130,6 +130,7 @@ LAYERS = (
     ),
     ("cluster", ("rlvr_lab.ray_workers",)),
     ("verifier", ("rlvr_lab.verifier",)),
+    ("environments", ("rlvr_lab.envs",)),
     ("policy", ("rlvr_lab.scoring_mode", "rlvr_lab.policy")),
     ("train", ("rlvr_lab.train",)),
     (

@@ -1,0 +1,150 @@
+"""The multi-turn repair environment: its task family, tools, context rule and episodes (issue 24's ground).
+
+Every verdict here comes from the real sandboxed verifier: the fixed module of every task passes its hidden
+tests and the buggy one fails them, and an episode's reward is the hidden tests' verdict.
+"""
+
+import pytest
+
+from rlvr_lab.envs import context, repair, repair_tasks, tools
+from rlvr_lab.envs.repair_tasks import BUG_KINDS, make_repair_suite
+from rlvr_lab.verifier import Verifier
+from rlvr_lab.verifier.schema import Candidate
+from verifier_helpers import needs_local_sandbox
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    with Verifier(backend="auto", retries=1, seed=5) as v:
+        yield v
+
+
+def test_the_suite_covers_every_bug_kind_and_is_a_pure_function_of_its_seed():
+    suite = make_repair_suite(seed=3)
+    assert {t.bug_kind for t in suite} == set(BUG_KINDS)
+    assert len({t.task_id for t in suite}) == len(suite)
+    assert [t.fixture for t in suite] == [t.fixture for t in make_repair_suite(seed=3)]
+    for t in suite:
+        assert t.buggy != t.fixed and t.fixture.files == {"solution.py": t.buggy}
+        assert "def test_case_" in t.fixture.public_tests["test_public.py"]
+        assert t.fixture.hidden_tests["test_hidden.py"].count("def test_case_") >= 3
+
+
+def test_splits_go_by_problem_and_by_bug_kind():
+    suite = make_repair_suite(seed=0, heldout_fraction=0.3, heldout_kinds=("missing_case",))
+    by_problem = {}
+    for t in suite:
+        by_problem.setdefault(t.problem_id, set()).add(t.split)
+    assert all(len(splits) == 1 for splits in by_problem.values())  # every variant on one side
+    assert {t.split for t in suite if t.bug_kind == "missing_case"} == {"heldout"}
+    assert {"train", "heldout"} <= {t.split for t in suite if t.bug_kind != "missing_case"}
+    with pytest.raises(ValueError, match="heldout_kinds must be among"):
+        make_repair_suite(heldout_kinds=("typo",))
+    with pytest.raises(ValueError, match="has no off_by_one bug"):
+        repair_tasks.make_repair_task(repair_tasks.TEMPLATES[2], "off_by_one", 0, "train")
+
+
+@needs_local_sandbox
+@pytest.mark.slow
+def test_every_fixed_module_passes_and_every_buggy_one_fails_in_the_sandbox(verifier):
+    suite = make_repair_suite(seed=0, variants=1)
+    for t in suite:
+        fixed = verifier.verify(Candidate({"solution.py": t.fixed}), t.fixture)
+        buggy = verifier.verify(Candidate({"solution.py": t.buggy}), t.fixture)
+        public = verifier.verify(Candidate({"solution.py": t.buggy}), repair.public_fixture(t))
+        assert (fixed.outcome, buggy.outcome, public.outcome) == ("pass", "fail", "fail"), t.task_id
+
+
+def test_actions_parse_or_say_why_not():
+    assert tools.parse_action("  SUBMIT  \n") == tools.Action("SUBMIT")
+    assert tools.parse_action("DEF f\ndef f(x):\n    return x\n").body == "def f(x):\n    return x\n"
+    for text, why in [
+        ("", "empty action"),
+        ("RUN now", "RUN takes nothing"),
+        ("LINE zero\nx", "line number >= 1"),
+        ("LINE 0\nx", "line number >= 1"),
+        ("LINE 1 2\nx", "one argument"),
+        ("DEF 1x\ndef f(): pass", "function name"),
+        ("DEF f", "needs the new definition"),
+    ]:
+        with pytest.raises(tools.ActionError, match=why):
+            tools.parse_action(text)
+
+
+def test_edits_apply_exactly_and_refuse_what_does_not_exist():
+    src = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
+    assert tools.replace_line(src, 2, "    return 9\n") == src.replace("return 1", "return 9")
+    assert tools.replace_line(src, 2, "") == "def a():\n\n\ndef b():\n    return 2\n"
+    assert tools.replace_function(src, "b", "def b():\n    return 3") == src.replace("return 2", "return 3")
+    with pytest.raises(tools.ActionError, match="line 9 does not exist"):
+        tools.replace_line(src, 9, "x\n")
+    with pytest.raises(tools.ActionError, match="no function c"):
+        tools.replace_function(src, "c", "def c():\n    pass\n")
+    with pytest.raises(tools.ActionError, match="exactly one definition of b"):
+        tools.replace_function(src, "b", "def a():\n    pass\n")
+    with pytest.raises(tools.ActionError, match="does not parse"):
+        tools.replace_function("def a(:\n", "a", "def a():\n    pass\n")
+
+
+def test_the_context_rule_keeps_the_header_and_the_newest_turns_within_the_budget():
+    header = "Repair f.\n1 | def f(x):\n"
+    turns = [context.Turn(f"RUN {i}", f"observation {i} " + "z" * 200) for i in range(6)]
+    for budget in (len(header), 60, 300, 600, 1000, 10_000):
+        text = context.build_context(header, turns, budget)
+        assert text.startswith(header) and len(text) <= budget, budget
+        shown = [i for i in range(6) if f"observation {i} " in text]
+        assert shown == list(range(6 - len(shown), 6))  # the newest, whole
+    assert context.DROPPED in context.build_context(header, turns, 600)  # older turns keep their action
+    assert context.build_context(header, turns, 10_000).count(context.DROPPED) == 0
+    with pytest.raises(ValueError, match="header alone"):
+        context.build_context(header, turns, 5)
+    words = context.build_context(header, turns, 40, count=lambda s: len(s.split()))  # any token count
+    assert len(words.split()) <= 40
+
+
+@needs_local_sandbox
+def test_an_episode_runs_the_public_tests_edits_and_is_graded_by_the_hidden_ones(verifier):
+    task = next(t for t in make_repair_suite(variants=1) if t.task_id == "clamp/wrong_branch/v0")
+    env = repair.RepairEnv(task, verifier, horizon=8, observation_chars=300)
+    first = env.reset()
+    assert "1 | def clamp(x, lo, hi):" in first and task.fixed not in first
+    run = env.step("RUN")
+    assert run.ok and run.observation.startswith("public tests: failed") and len(run.observation) <= 300
+    assert "test_hidden" not in run.observation  # the hidden tests never reach the agent
+    bad = env.step("LINE 40\n    return lo")
+    assert not bad.ok and "does not exist" in bad.observation and not bad.done
+    line = next(i for i, s in enumerate(task.buggy.splitlines(), 1) if s.strip() == "return hi")
+    assert env.step(f"LINE {line}\n        return lo").ok
+    assert env.step("RUN").observation == "public tests: all passed"
+    done = env.step("SUBMIT")
+    assert done.done and env.episode.verdict.outcome == "pass" and env.episode.reward == 1.0
+    assert [s.tool for s in env.episode.steps] == ["RUN", "LINE", "LINE", "RUN", "SUBMIT"]
+    assert all(s.seconds >= 0 for s in env.episode.steps)
+    with pytest.raises(RuntimeError, match="episode is over"):
+        env.step("RUN")
+
+
+@needs_local_sandbox
+def test_an_episode_that_runs_out_of_turns_is_graded_as_it_stands(verifier):
+    task = next(t for t in make_repair_suite(variants=1) if t.bug_kind == "off_by_one")
+    env = repair.RepairEnv(task, verifier, horizon=2)
+    env.reset()
+    assert not env.step("SHOW").done
+    last = env.step("nonsense")
+    assert last.done and not last.ok and last.tool == ""
+    assert env.episode.verdict.outcome == "fail" and env.episode.reward == 0.0
+    with pytest.raises(ValueError, match="horizon must be in"):
+        repair.RepairEnv(task, verifier, horizon=9)
+
+
+@pytest.mark.parametrize("horizon", [1, 4, 8])
+def test_the_shaped_reward_keeps_every_pass_above_every_failure_or_is_refused(horizon):
+    for cost in (0.0, 0.01, 0.05, 0.1, 0.124, 0.2, 0.5):
+        if cost * horizon >= 1:
+            with pytest.raises(ValueError, match="no higher than a quick failure"):
+                repair.shaped_reward(1.0, horizon, horizon, cost)
+            continue
+        slowest_pass = min(repair.shaped_reward(1.0, t, horizon, cost) for t in range(1, horizon + 1))
+        quickest_fail = max(repair.shaped_reward(0.0, t, horizon, cost) for t in range(1, horizon + 1))
+        assert slowest_pass > quickest_fail, (cost, horizon)
+        assert repair.shaped_reward(None, 1, horizon, cost) is None  # unresolved stays unresolved
