@@ -38,6 +38,12 @@ class Invocation:
     """Tokens the harness appended after this call (public-test feedback); context, never scored."""
     observation: str = ""
     """The observation as text, for a human reading the record."""
+    tool: str = ""
+    """The tool this call's action named in a multi-turn environment (``RUN``, ``LINE``, ...; ``""``: none)."""
+    tool_ok: bool = True
+    """Whether the environment could carry the action out (False: malformed, or an edit that did not apply)."""
+    tool_s: float = 0.0
+    """Seconds the tool took (the verifier's, for a test run or the final grading)."""
 
 
 @dataclass

@@ -148,3 +148,50 @@ def test_the_shaped_reward_keeps_every_pass_above_every_failure_or_is_refused(ho
         quickest_fail = max(repair.shaped_reward(0.0, t, horizon, cost) for t in range(1, horizon + 1))
         assert slowest_pass > quickest_fail, (cost, horizon)
         assert repair.shaped_reward(None, 1, horizon, cost) is None  # unresolved stays unresolved
+
+
+@pytest.fixture(scope="module")
+def tiny_policy():
+    """The course's tiny model, untrained, with a tokenizer that knows the repair modules and the tools."""
+    from rlvr_lab.policy import SamplingConfig, build_model, train_tokenizer
+    from rlvr_lab.train.rollout import PolicyHandle, tokenizer_digest
+
+    suite = make_repair_suite(variants=1)
+    corpus = [t.buggy + t.fixed for t in suite] + ["RUN\nSHOW\nLINE 3\nDEF f\nSUBMIT\npublic tests: failed\n"] * 5
+    tok = train_tokenizer(corpus, vocab_size=400)
+    model = build_model(tok, "tiny", seed=1).eval()
+    return PolicyHandle(model, tok, 0, SamplingConfig(max_new_tokens=10), tokenizer_digest(tok))
+
+
+@needs_local_sandbox
+def test_episodes_become_records_whose_every_invocation_replays(tiny_policy, verifier):
+    """Two tasks x G 2 episodes with the policy in the loop: one record per episode, one invocation per turn,
+    each holding the exact prefix it saw (the previous prefix, its tokens and the observation's), the tool
+    and its seconds; the observations are context in the loss, and every invocation replays its record."""
+    import torch
+
+    from rlvr_lab.records import flatten
+    from rlvr_lab.train.episodes import collect_episodes, episode_seconds, observation_tokens
+    from rlvr_lab.train.rollout import replay_max_deviation
+
+    tasks = make_repair_suite(variants=1)[:2]
+    gen = torch.Generator().manual_seed(0)
+    records = collect_episodes(tiny_policy, tasks, 2, verifier, step=0, generator=gen, horizon=3)
+    assert [r.group_id for r in records] == ["e0-g0", "e0-g0", "e0-g1", "e0-g1"]
+    tok = tiny_policy.tokenizer
+    for r in records:
+        calls = r.invocations
+        assert 1 <= len(calls) <= 3 and r.stop_reason in ("submit", "horizon", "context")
+        assert r.verdict in ("pass", "fail", "pending", "unknown")
+        assert r.reward == {"pass": 1.0, "fail": 0.0}.get(r.verdict)
+        for a, b in zip(calls, calls[1:]):
+            assert b.prefix_ids == a.prefix_ids + a.completion_ids + a.observation_ids
+            assert a.observation_ids == observation_tokens(tok, a.observation)
+        assert all(c.tool in ("", "RUN", "SHOW", "LINE", "DEF", "SUBMIT") and c.tool_s >= 0 for c in calls)
+        ids, mask, _ = flatten(r)
+        scored = sum(len(c.completion_ids) for c in calls)
+        assert sum(mask) == scored == r.completion_tokens  # observation tokens are context only
+    assert replay_max_deviation(tiny_policy.model, records, tok.pad_token_id) < 1e-4
+    assert set(episode_seconds(records)) <= {"invalid", "RUN", "SHOW", "LINE", "DEF", "SUBMIT"}
+    with pytest.raises(ValueError, match="leaving no room"):
+        collect_episodes(tiny_policy, tasks, 1, verifier, step=0, generator=gen, context_tokens=20)

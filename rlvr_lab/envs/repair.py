@@ -139,6 +139,17 @@ class RepairEnv:
             return action.tool, f"error: {exc}", False, False
         return "SUBMIT", "submitted", True, True
 
+    def grade(self):
+        """End the episode where it stands (a trainer's context window ran out): the hidden tests' verdict
+        of the current module, which ``episode.verdict`` keeps."""
+        if self.episode is None:
+            raise RuntimeError("call reset() before grade()")
+        if self.episode.verdict is None:
+            self.episode.verdict = self.verifier.verify(
+                Candidate({"solution.py": self.episode.source}), self.task.fixture
+            )
+        return self.episode.verdict
+
     def step(self, action: str) -> Step:
         """Carry out one action; the episode is done after SUBMIT or the ``horizon``-th turn, and then
         the hidden tests grade the module as it stands (``episode.verdict``)."""
