@@ -195,3 +195,46 @@ def test_episodes_become_records_whose_every_invocation_replays(tiny_policy, ver
     assert set(episode_seconds(records)) <= {"invalid", "RUN", "SHOW", "LINE", "DEF", "SUBMIT"}
     with pytest.raises(ValueError, match="leaving no room"):
         collect_episodes(tiny_policy, tasks, 1, verifier, step=0, generator=gen, context_tokens=20)
+
+
+@needs_local_sandbox
+@pytest.mark.slow
+def test_every_scripted_repair_repairs_through_the_environment(verifier, tiny_policy):
+    """The warm start's scripts (RUN, one LINE or DEF edit, SUBMIT) pass every task of every bug kind, played
+    through the environment, and their loss mask covers the actions only."""
+    from rlvr_lab.train.repair_loop import demonstration_episode, expert_actions
+
+    tok = tiny_policy.tokenizer
+    for task in make_repair_suite(variants=1):
+        actions = expert_actions(task)
+        assert actions[0] == "RUN" and actions[-1] == "SUBMIT" and actions[1].split()[0] in ("LINE", "DEF")
+        ids, mask = demonstration_episode(task, tok, verifier, horizon=4)
+        assert len(ids) == len(mask) and 0 < sum(mask) < len(ids), task.task_id
+        assert sum(mask) == sum(len(tok(a, add_special_tokens=False)["input_ids"]) + 1 for a in actions)
+
+
+@needs_local_sandbox
+def test_rlvr_lab_train_env_repair_runs_end_to_end_on_the_ci_preset(tmp_path, capsys):
+    """``rlvr-lab train --env repair``: warm start, GRPO over episodes, held-out evaluation, the report's
+    lines; records hold whole episodes that replayed at each update (the update checks it)."""
+    import json
+
+    from rlvr_lab.cli import main
+    from rlvr_lab.records import read_records
+
+    out = tmp_path / "run"
+    assert main(["train", "--preset", "ci", "--env", "repair", "--out", str(out), "--steps", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "held-out repair rate:" in text and "turns per episode:" in text and "tool calls:" in text
+    summary = json.load(open(out / "summary.json"))
+    assert summary["env"] == "repair" and 0.0 <= summary["after"]["repair_rate"] <= 1.0
+    assert summary["after"]["repair_lo"] <= summary["after"]["repair_rate"] <= summary["after"]["repair_hi"]
+    records = read_records(str(out / "records.jsonl"))
+    assert len(records) == 2 * summary["config"]["tasks_per_step"] * summary["config"]["group_size"]
+    assert all(1 <= len(r.invocations) <= summary["config"]["horizon"] for r in records)
+    rows = [json.loads(line) for line in open(out / "metrics.jsonl")]
+    assert [r["step"] for r in rows] == [0, 1]
+    with pytest.raises(ValueError, match="env must be 'functions' with engine='trl'"):
+        from rlvr_lab.train import TrainConfig
+
+        TrainConfig(env="repair", engine="trl")

@@ -92,6 +92,10 @@ def train(config: TrainConfig, pool=None):
     >>> TrainConfig.preset("ci").engine
     'ours'
     """
+    if config.env == "repair":  # whole episodes of the repair environment: a summary dict, not a TrainResult
+        from rlvr_lab.train.repair_loop import train_repair
+
+        return train_repair(config, pool=pool)
     if config.engine == "trl":
         from rlvr_lab.train.trl_engine import train_trl
 

@@ -148,5 +148,10 @@ def run(args) -> int:
         print(f"rlvr-lab train: error: {exc}", file=sys.stderr)
         return 2
     result = train(config)
+    if config.env == "repair":
+        from rlvr_lab.train.repair_loop import format_summary
+
+        print(format_summary(result))
+        return 0
     print(format_report(result, config))
     return 0

@@ -15,6 +15,8 @@ import json
 import sys
 from dataclasses import asdict, dataclass, field, fields, replace
 
+from rlvr_lab.envs.repair_tasks import BUG_KINDS
+
 PRESETS = ("ci", "cpu", "gpu", "t4")
 #: The pretrained model of the ``t4`` preset: a public 0.5B instruct code model (Apache-2.0) with a chat template.
 T4_MODEL = "Qwen/Qwen2.5-Coder-0.5B-Instruct"
@@ -25,6 +27,7 @@ CHOICES = {
     "tasks": ("functions", "mbpp"),
     "heldout_set": ("tasks", "humaneval"),
     "engine": ("ours", "trl"),
+    "env": ("functions", "repair"),
     "norm": ("sequence", "constant", "token"),
     "std": ("population", "sample"),
     "scale": ("group", "batch", "none"),
@@ -189,6 +192,14 @@ class TrainConfig:
     """Resubmissions of pending/unknown members under ``closure="wait"``."""
     multi_turn: bool = False
     """Second turn: on a failing public test the policy sees the feedback (masked) and may revise."""
+    env: str = "functions"
+    """What the policy learns: ``functions`` (single-turn function tasks, the default) or ``repair`` (whole
+    episodes of the multi-turn repair environment, :mod:`rlvr_lab.envs.repair`: tools, public-test
+    feedback, the hidden tests' verdict at the end; :mod:`~rlvr_lab.train.repair_loop`)."""
+    horizon: int = 4
+    """With ``env='repair'``: the most turns (policy calls) per episode, 1-8 (17.2.1)."""
+    demo_kinds: tuple[str, ...] = ("wrong_operator", "off_by_one", "wrong_branch", "wrong_constant")
+    """With ``env='repair'``: bug kinds of the warm start's scripted repairs; the other kinds get none."""
 
     temperature: float = 1.0
     """Sampling temperature (training and evaluation); pi_old is the distribution after it. Typical 0.7-1.0."""
@@ -272,6 +283,10 @@ class TrainConfig:
                 "False with engine='trl' (TRL's trainer keeps every group it sampled; use engine='ours')",
             ),
             (self.dynamic_sampling_rounds >= 1, "dynamic_sampling_rounds", ">= 1"),
+            (1 <= self.horizon <= 8, "horizon", "in [1, 8]"),
+            (set(self.demo_kinds) <= set(BUG_KINDS), "demo_kinds", f"bug kinds among {BUG_KINDS}"),
+            (self.env == "functions" or self.engine == "ours", "env", "'functions' with engine='trl'"),
+            (self.env == "functions" or not self.multi_turn, "multi_turn", "False with env='repair' (turns: horizon)"),
             (
                 self.engine == "ours" or self.micro_batch == 0,
                 "micro_batch",

@@ -58,12 +58,30 @@ def sft(
     Batches are drawn with a seeded shuffle; the learning rate decays linearly to 10 % of ``lr``. The
     forward pass runs in ``precision``'s compute dtype (float32 weights; float16 with loss scaling).
     """
-    if steps < 0 or batch < 1:
-        raise ValueError(f"steps must be >= 0 and batch >= 1, got steps={steps}, batch={batch}")
     if steps and not tasks:
         raise ValueError("tasks must hold at least one demonstration when steps > 0")
-    device = next(model.parameters()).device
     demos = [demonstration(tokenizer, t, fmt) for t in tasks]
+    return sft_sequences(model, tokenizer, demos, steps, batch, lr, seed, progress, precision)
+
+
+def sft_sequences(
+    model,
+    tokenizer,
+    demos: list[tuple[list[int], list[int]]],
+    steps: int,
+    batch: int,
+    lr: float,
+    seed: int,
+    progress=None,
+    precision: Precision = Precision(),
+) -> list[float]:
+    """:func:`sft` on demonstrations given as (token ids, loss mask) pairs: a single-turn task's, or a whole
+    episode's, where only the policy's own tokens carry loss (the observations are context)."""
+    if steps < 0 or batch < 1:
+        raise ValueError(f"steps must be >= 0 and batch >= 1, got steps={steps}, batch={batch}")
+    if steps and not demos:
+        raise ValueError("demos must hold at least one demonstration when steps > 0")
+    device = next(model.parameters()).device
     scaler = precision.scaler()
     rng = random.Random(f"sft:{seed}")
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)

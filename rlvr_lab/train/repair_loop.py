@@ -1,0 +1,221 @@
+"""GRPO over whole repair episodes: ``rlvr-lab train --env repair`` (sections 17.2.1, 17.5, 17.6).
+
+The course's model, built from a config, learns to repair code with tools:
+
+1. **Tasks**: :func:`~rlvr_lab.envs.repair_tasks.make_repair_suite`, split by problem (held-out problems are
+   new template and bug pairs) with every variant of a problem on one side.
+2. **Warm start**: scripted repairs (:func:`expert_actions`: ``RUN``, the smallest ``LINE`` edit that turns
+   the buggy module into the fixed one, ``SUBMIT``) of the training tasks whose bug kind is in
+   ``demo_kinds``, run through the real environment so their observations are the real ones; supervised on
+   the policy's own tokens only (:func:`~rlvr_lab.train.supervised.sft_sequences`).
+3. **GRPO**: each step samples ``tasks_per_step`` tasks x G episodes with the policy in the loop
+   (:func:`~rlvr_lab.train.episodes.collect_episodes`); an episode's reward is the hidden tests' verdict; a
+   group with an unresolved member is excluded whole (the complete-group rule); the update is the same
+   :func:`~rlvr_lab.train.learner.grpo_update` as for single-turn tasks, observations masked, with its replay
+   check on every invocation.
+4. **Evaluation**: the held-out repair rate (episodes ending in ``pass``) with its Wilson interval, and the
+   mean turns and tool calls per episode, before and after.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import os
+import random
+import time
+
+import torch
+
+from rlvr_lab.envs.repair import RepairEnv
+from rlvr_lab.envs.repair_tasks import RepairTask, make_repair_suite
+from rlvr_lab.policy import SamplingConfig, build_model, train_tokenizer
+from rlvr_lab.records import close_group, write_records
+from rlvr_lab.rewards import wilson_interval
+from rlvr_lab.train.config import TrainConfig
+from rlvr_lab.train.episodes import ACTION_MARK, collect_episodes, observation_tokens
+from rlvr_lab.train.learner import Learner, grpo_update, make_batch
+from rlvr_lab.train.rollout import PolicyHandle, prompt_ids, tokenizer_digest
+from rlvr_lab.train.supervised import sft_sequences
+
+#: Token window of the course's model (its position table).
+CONTEXT_TOKENS = 512
+
+
+def expert_actions(task: RepairTask) -> list[str]:
+    """A scripted repair: ``RUN``, then one edit, then ``SUBMIT``. The edit is ``LINE n`` when one line of
+    the buggy module (or an insertion before it) becomes the fixed lines; else ``DEF`` of the entry.
+
+    >>> from rlvr_lab.envs.repair_tasks import make_repair_suite
+    >>> t = next(t for t in make_repair_suite(variants=1) if t.task_id == "sum_range/off_by_one/v0")
+    >>> expert_actions(t)
+    ['RUN', 'LINE 4\\n    for i in range(a, b + 1):', 'SUBMIT']
+    """
+    bad, good = task.buggy.splitlines(), task.fixed.splitlines()
+    ops = [op for op in difflib.SequenceMatcher(a=bad, b=good).get_opcodes() if op[0] != "equal"]
+    if len(ops) == 1:
+        tag, i1, i2, j1, j2 = ops[0]
+        if tag == "replace" and i2 - i1 == 1:
+            return ["RUN", f"LINE {i1 + 1}\n" + "\n".join(good[j1:j2]), "SUBMIT"]
+        if tag == "insert" and i1 < len(bad):
+            return ["RUN", f"LINE {i1 + 1}\n" + "\n".join(good[j1:j2] + [bad[i1]]), "SUBMIT"]
+    start = task.fixed.index(f"def {task.entry}(")
+    return ["RUN", f"DEF {task.entry}\n" + task.fixed[start:].rstrip("\n"), "SUBMIT"]
+
+
+def demonstration_episode(task: RepairTask, tok, verifier, horizon: int) -> tuple[list[int], list[int]]:
+    """(token ids, loss mask) of :func:`expert_actions` played in the environment: the context and the real
+    observations carry no loss, the actions and their ``<eos>`` do. Raises if the script does not repair."""
+    env = RepairEnv(task, verifier, max(horizon, 3))
+    ids = prompt_ids(tok, env.reset() + ACTION_MARK.lstrip("\n"))
+    mask = [0] * len(ids)
+    for action in expert_actions(task):
+        act = tok(action, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+        ids, mask = ids + act, mask + [1] * len(act)
+        step = env.step(action)
+        if step.done:
+            break
+        obs = observation_tokens(tok, step.observation)
+        ids, mask = ids + obs, mask + [0] * len(obs)
+    if env.episode.verdict is None or env.episode.verdict.outcome != "pass":
+        raise RuntimeError(f"the scripted repair of {task.task_id} did not pass")
+    return ids, mask
+
+
+def episode_summary(records) -> dict:
+    """Repair rate (share of episodes that passed) with its Wilson interval, mean turns and tool calls."""
+    n = len(records)
+    passed = sum(r.verdict == "pass" for r in records)
+    lo, hi = wilson_interval(passed, n)
+    tools = [sum(c.tool in ("RUN", "SHOW", "LINE", "DEF") for c in r.invocations) for r in records]
+    return {
+        "repair_rate": passed / n,
+        "repair_lo": lo,
+        "repair_hi": hi,
+        "episodes": n,
+        "turns": sum(len(r.invocations) for r in records) / n,
+        "tool_calls": sum(tools) / n,
+        "unresolved": sum(r.reward is None for r in records),
+    }
+
+
+class _Verify:
+    """``verify(candidate, fixture)`` through a pool, so that the environment's threads share its slots."""
+
+    def __init__(self, pool):
+        self.pool = pool
+
+    def verify(self, candidate, fixture):
+        return self.pool.submit(candidate, fixture).result()
+
+
+def train_repair(config: TrainConfig, pool=None) -> dict:
+    """Warm start, GRPO over episodes and held-out evaluation; writes ``records.jsonl``, ``metrics.jsonl``
+    and ``summary.json`` to ``out_dir`` and returns the summary."""
+    from rlvr_lab.verifier import VerifierPool
+
+    t0 = time.perf_counter()
+    os.makedirs(config.out_dir, exist_ok=True)
+    own = pool is None
+    pool = pool or VerifierPool(workers=config.verifier_workers, seed=config.seed)
+    verifier = _Verify(pool)
+    try:
+        suite = make_repair_suite(seed=config.seed, heldout_fraction=config.heldout_fraction)
+        train_tasks = [t for t in suite if t.split == "train"]
+        heldout = [t for t in suite if t.split == "heldout"]
+        demos = [t for t in train_tasks if t.bug_kind in config.demo_kinds]
+        scripts = [a for t in demos for a in expert_actions(t)]
+        corpus = [t.buggy + t.fixed for t in suite] + scripts + ["public tests: failed\npublic tests: all passed\n"]
+        tok = train_tokenizer(corpus * 2, config.vocab_size)
+        torch.manual_seed(config.seed)
+        model = build_model(tok, config.model_size, seed=config.seed, max_positions=CONTEXT_TOKENS)
+        sampling = SamplingConfig(config.temperature, config.top_k, config.top_p, config.max_new_tokens)
+        sequences = [demonstration_episode(t, tok, verifier, config.horizon) for t in demos]
+        losses = sft_sequences(model, tok, sequences, config.sft_steps, config.sft_batch, config.sft_lr, config.seed)
+        digest = tokenizer_digest(tok)
+
+        def evaluate(version: int) -> dict:
+            handle = PolicyHandle(model, tok, version, sampling, digest)
+            gen = torch.Generator().manual_seed(config.eval_seed)
+            recs = collect_episodes(
+                handle, heldout, config.eval_samples, verifier, -1, gen, config.horizon, CONTEXT_TOKENS, id_prefix="h"
+            )
+            return episode_summary(recs)
+
+        before = evaluate(0)
+        ref = copy.deepcopy(model).eval()
+        for p in ref.parameters():
+            p.requires_grad_(False)
+        learner = Learner(
+            model,
+            tok,
+            ref,
+            torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.0),
+            torch.Generator().manual_seed(config.seed + 1),
+            None,
+            digest,
+        )
+        # eq 5's constant: the whole episode's token budget
+        run_config = config.with_overrides(norm_constant=config.norm_constant or config.max_new_tokens * config.horizon)
+        records_path, rows = os.path.join(config.out_dir, "records.jsonl"), []
+        open(records_path, "w").close()
+        for step in range(config.grpo_steps):
+            s0 = time.perf_counter()
+            tasks = random.Random(f"{config.seed}:repair:{step}").sample(train_tasks, config.tasks_per_step)
+            handle = PolicyHandle(model, tok, learner.version, sampling, digest)
+            records = collect_episodes(
+                handle, tasks, config.group_size, verifier, step, learner.generator, config.horizon, CONTEXT_TOKENS
+            )
+            groups: dict[str, list] = {}
+            for r in records:
+                groups.setdefault(r.group_id, []).append(r)
+            for members in groups.values():
+                ok, why = close_group(members, config.group_size, learner.version, config.max_lag)
+                for m in members:
+                    m.admitted, m.exclusion_reason = ok, why
+            admitted = [r for r in records if r.admitted]
+            diags = {}
+            if admitted:
+                diags = grpo_update(learner, make_batch(learner, admitted, run_config, sampling), run_config, sampling)
+            write_records(records_path, records)
+            row = {"step": step, **episode_summary(records), "step_s": time.perf_counter() - s0}
+            row.update({k: v for k, v in diags.items() if k in ("loss", "replay_max_dev", "kl_mean", "entropy")})
+            rows.append(row)
+        after = evaluate(learner.version)
+        with open(os.path.join(config.out_dir, "metrics.jsonl"), "w") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in rows)
+        summary = {
+            "env": "repair",
+            "before": before,
+            "after": after,
+            "gain": after["repair_rate"] - before["repair_rate"],
+            "train_tasks": len(train_tasks),
+            "heldout_tasks": len(heldout),
+            "demonstrations": len(demos),
+            "sft_final_nll": losses[-1] if losses else None,
+            "wall_s": time.perf_counter() - t0,
+            "config": config.to_dict(),
+        }
+        with open(os.path.join(config.out_dir, "summary.json"), "w") as fh:
+            json.dump(summary, fh, indent=2, default=list)
+        return summary
+    finally:
+        if own:
+            pool.close()
+
+
+def format_summary(summary: dict) -> str:
+    """The closing lines of ``rlvr-lab train --env repair``."""
+    b, a = summary["before"], summary["after"]
+
+    def rate(e):
+        return f"{e['repair_rate']:.3f} [{e['repair_lo']:.3f}, {e['repair_hi']:.3f}]"
+
+    return (
+        f"repair environment: {summary['train_tasks']} training and {summary['heldout_tasks']} held-out tasks, "
+        f"{summary['demonstrations']} scripted repairs in the warm start\n"
+        f"held-out repair rate: {rate(b)} -> {rate(a)} ({summary['gain']:+.3f})\n"
+        f"turns per episode: {b['turns']:.2f} -> {a['turns']:.2f}; tool calls: {b['tool_calls']:.2f} -> "
+        f"{a['tool_calls']:.2f}\nwall time: {summary['wall_s']:.0f} s"
+    )
