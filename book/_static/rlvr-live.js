@@ -2,10 +2,11 @@
 //
 // The html-manager renders each dashboard from its saved widget state; its sliders move but nothing in
 // the page recomputes. This script finds every rendered dashboard (class rlvr-dashboard, rlvr-kind-NAME),
-// listens to its noUiSlider controls (class rlvr-ctl-PARAM, rlvr-log for log sliders) and, whenever one
-// is set, recomputes the readout with RLVRMath (book/_static/rlvr-math.js, checked against rlvr_lab by
-// tests/test_widget_js.py) and redraws the figure's panels as SVG from the same functions. In a live
-// kernel (Jupyter, Colab) none of this runs: the kernel recomputes and redraws the matplotlib figure.
+// listens to its noUiSlider controls (class rlvr-ctl-PARAM, rlvr-log for log sliders, rlvr-int for
+// integer ones) and, whenever one is set (slid or typed into), recomputes the readout with RLVRMath
+// (book/_static/rlvr-math.js, checked against rlvr_lab by tests/test_widget_js.py) and redraws the
+// figure's panels as SVG from the same functions. In a live kernel (Jupyter, Colab) none of this runs:
+// the kernel recomputes and redraws the matplotlib figure.
 (function () {
   "use strict";
   var M = window.RLVRMath;
@@ -308,18 +309,55 @@
     dash.controls.forEach(function (c) { q[c.name] = c.value(); });
     return q;
   }
-  // A control's value as the widget model holds it: the noUiSlider position snapped to the slider's step
-  // (so 0.2 + 0.01 reads 0.21, not 0.21000000000000002), and 10 ** position for a log slider.
-  function reader(ctl) {
+  // A control's value as the widget model holds it: the number its readout shows and the one a kernel
+  // would compute from. It starts as the saved value (the spec's params, written by rlvr_lab) and changes
+  // only when this control itself is set: by a slide, where the model takes the slider position (snapped to
+  // the step, so 0.2 + 0.01 reads 0.21) or 10 ** position for a log slider, or by a number typed into its
+  // readout, which the model takes as typed, clamped to the range and never snapped. Reading every control
+  // back from its slider instead would move the others to their snapped positions (a saved reset of 3.5 s
+  // sits at 10 ** 0.54 = 3.467 on the slider).
+  function tracker(ctl, saved) {
     var slider = ctl.querySelector(".noUi-target").noUiSlider;
     var step = (slider.options && slider.options.step) || 0;
-    var isLog = ctl.classList.contains("rlvr-log");
-    return function () {
+    var range = (slider.options && slider.options.range) || {};
+    var isLog = ctl.classList.contains("rlvr-log"), isInt = ctl.classList.contains("rlvr-int");
+    var t = { el: ctl, slider: slider, typed: null };
+    function fromSlider() {
       var raw = parseFloat(slider.get());
+      if (isLog) return Math.pow(10, raw);
       if (step) raw = parseFloat((Math.round(raw / step) * step).toPrecision(12));
-      return isLog ? Math.pow(10, raw) : raw;
+      return isInt ? Math.round(raw) : raw;
+    }
+    t.current = typeof saved === "number" ? saved : fromSlider();
+    // what the widget makes of text typed into the readout (its handleTextChange), or null
+    t.parse = function (text) {
+      var v = isInt ? parseInt(text, 10) : parseFloat(text);
+      if (isNaN(v)) return null;
+      var lo = isLog ? Math.pow(10, range.min) : range.min, hi = isLog ? Math.pow(10, range.max) : range.max;
+      return Math.max(Math.min(v, hi), lo);
     };
+    t.onSet = function () {
+      t.current = t.typed !== null ? t.typed : fromSlider();
+      t.typed = null;
+    };
+    t.value = function () { return t.current; };
+    return t;
   }
+  // Typing into a readout: the widget reads the text on Enter or blur and sets its model, which moves the
+  // slider and fires its "set". Listening in the capture phase on the document sees the text first.
+  var TRACKED = [];
+  function noteTyped(ev) {
+    if (ev.type === "keydown" && ev.key !== "Enter") return;
+    var target = ev.target;
+    if (!target || !target.classList || !target.classList.contains("widget-readout")) return;
+    TRACKED.forEach(function (t) {
+      if (!t.el.contains(target)) return;
+      t.typed = t.parse(target.textContent);
+      setTimeout(function () { t.typed = null; }, 0);  // the model kept its value: no "set" came
+    });
+  }
+  document.addEventListener("keydown", noteTyped, true);
+  document.addEventListener("blur", noteTyped, true);
   function recompute(dash) {
     var q = readParams(dash);
     var rows = M.compute(dash.kind, q, dash.spec.fixed, dash.spec.formats);
@@ -364,7 +402,9 @@
       root: root, kind: spec.kind, spec: spec, readout: table,
       controls: ctls.map(function (c) {
         var name = Array.prototype.filter.call(c.classList, function (k) { return k.indexOf("rlvr-ctl-") === 0; })[0].slice(9);
-        return { name: name, el: c, value: reader(c) };
+        var t = tracker(c, (spec.params || {})[name]);
+        TRACKED.push(t);
+        return { name: name, el: c, value: t.value, tracker: t };
       }),
       state: { kind: spec.kind, params: null, numbers: null, updates: 0 }
     };
@@ -375,7 +415,7 @@
       "browser (rlvr-math.js, a port of rlvr_lab tested against it). Run the notebook for the library's own figure.";
     root.insertBefore(note, root.children[1] || null);
     dash.controls.forEach(function (c) {
-      c.el.querySelector(".noUi-target").noUiSlider.on("set", function () { recompute(dash); });
+      c.tracker.slider.on("set", function () { c.tracker.onSet(); recompute(dash); });
     });
     root.setAttribute("data-rlvr-live", "1");
     root.setAttribute("data-rlvr-index", String(window.rlvrDashboards.length));
