@@ -134,3 +134,21 @@ def test_every_dashboard_names_its_equations_and_writes_their_numbers_into_the_p
         spec = json.loads(re.search(r"data-rlvr='([^']*)'", d.readout.value).group(1).replace("&quot;", '"'))
         assert spec["eq"] == {label: equations.number(label) for label in d.equations}
         assert spec["params"] == d.params()
+
+
+def test_train_help_cites_equations_by_label():
+    """`rlvr-lab train --help` prints TrainConfig's field docstrings, which cite equations by label."""
+    import inspect
+
+    from rlvr_lab.train import config
+
+    source = inspect.getsource(config.TrainConfig)
+    assert not HAND_TYPED.search(re.sub(r"\beq `[\w-]+`", "", source))
+    docs = config.field_docs()
+    assert not any("eq `" in text for text in docs.values())
+    assert eq_in(docs["group_size"]) == {equations.number("ch4-advantage")}
+    assert eq_in(docs["verifier_workers"]) == {equations.number("ch8-workers")}
+
+
+def eq_in(text: str) -> set[int]:
+    return {int(n) for n in re.findall(r"\beq \((\d+)\)", text)}
