@@ -81,7 +81,7 @@ if ON_COLAB:
 # coefficient in the group:
 
 # %%
-from rlvr_lab import advantages  # equations 2-3, numpy only
+from rlvr_lab import advantages  # group coefficients and the lone pass, numpy only
 
 tampered_pass, honest_failure = advantages.lone_pass_group_coefficients(16)
 print(f"lone (tampered) pass: {tampered_pass:+.2f}   each honest failure: {honest_failure:+.2f}")

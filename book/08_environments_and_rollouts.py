@@ -375,7 +375,7 @@ recorded = {
         in_system_probe=9.03, in_system_probe_se=2.51),
 }
 
-print(f"{'pool':26s} {'lambda/s':>8s} {'S ms':>5s} {'W ms':>5s} | {'rho eq 9':>8s} {'rho probe':>13s} | "
+print(f"{'pool':26s} {'lambda/s':>8s} {'S ms':>5s} {'W ms':>5s} | {'rho pred':>8s} {'rho probe':>13s} | "
       f"{'L=lam*W':>7s} {'L probe':>11s} | {'slots@80%':>9s}")
 for name, m in recorded.items():
     lam, service = m["arrival_per_s"], m["service_s"]

@@ -282,9 +282,9 @@ for r, a, ws, wc in zip(records, adv, w_seq, w_const):
 #
 # The trainer's update has two parts. `rlvr_lab.train.make_batch` flattens the admitted records into a
 # `GRPOBatch`: token ids, the recorded behaviour log-probs, the frozen reference's log-probs and each
-# rollout's group advantage (eq 2). `rlvr_lab.train.grpo_update` takes the `Learner` (weights, optimizer,
+# rollout's group advantage {eq}`ch4-advantage`. `rlvr_lab.train.grpo_update` takes the `Learner` (weights, optimizer,
 # frozen reference copy) and that batch: it recomputes the log-probs under the current weights on the
-# recorded prefixes and minimises the negative GRPO objective (eqs 4-5) against the behaviour log-probs. The
+# recorded prefixes and minimises the negative GRPO objective {eq}`ch4-objective` against the behaviour log-probs. The
 # configuration is the record of the objective: clip widths, normalisation, dispersion convention and KL
 # weight travel with the update.
 

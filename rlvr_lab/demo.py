@@ -11,6 +11,8 @@ typed in as a result. ``tests/test_worked_numbers.py`` pins the same values.
 
 from __future__ import annotations
 
+from rlvr_lab.equations import eq
+
 
 def _numpy_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     from rlvr_lab import credit, cycle_time, rewards
@@ -23,7 +25,7 @@ def _numpy_sections() -> list[tuple[str, list[tuple[str, str]]]]:
             [
                 ("rollouts, true pass rate, false-accept rate", f"{n:,}, {rho:.0%}, {alpha:.1%}"),
                 ("expected true / false accepts", f"{n * rho:,.2f} / {n * (1 - rho) * alpha:,.2f}"),
-                ("false-accept share of rewarded rollouts (eq 1)", f"{share:.1%}"),
+                (f"false-accept share of rewarded rollouts ({eq('ch2-false-share')})", f"{share:.1%}"),
             ],
         )
     ]
@@ -82,17 +84,17 @@ def _numpy_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     cap_cold, cap_snap = cycle_time.pool_capacity_per_hour(256, cold), cycle_time.pool_capacity_per_hour(256, snap)
     out.append(
         (
-            "17.9 Environments and rollouts (napkin math 17.6, eqs 6-9)",
+            "17.9 Environments and rollouts (napkin math 17.6)",
             [
-                ("slot cycle, cold reset 3.5 s / snapshot 15 ms (eq 6)", f"{cold:.3f} s / {snap:.3f} s"),
+                (f"slot cycle, cold reset 3.5 s / snapshot 15 ms ({eq('ch8-cycle')})", f"{cold:.3f} s / {snap:.3f} s"),
                 ("256 slots: episodes per hour, cold / snapshot", f"{cap_cold:,.0f} / {cap_snap:,.0f}"),
                 ("capacity ratio (Amdahl floor 4.5 s)", f"{cap_snap / cap_cold:.2f}x"),
                 (
-                    "group of 4 from 0.2 s to 16.8 s: idle share under the barrier (eq 7)",
+                    f"group of 4 from 0.2 s to 16.8 s: idle share under the barrier ({eq('ch8-barrier')})",
                     f"{cycle_time.barrier_idle_fraction([0.2, 3.0, 3.52, 16.8]):.0%}",
                 ),
                 (
-                    "verifier workers, 32 trajectories/s, 8 s trials: 1 trial / 3 trials / 3 at 80 % (eq 9)",
+                    f"verifier workers, 32 trajectories/s, 8 s trials: 1 trial / 3 trials / 3 at 80 % ({eq('ch8-workers')})",
                     f"{cycle_time.verifier_demand(32, 1, 8):.0f} / {cycle_time.verifier_demand(32, 3, 8):.0f} / "
                     f"{cycle_time.verifier_workers(32, 3, 8, 0.8)}",
                 ),
@@ -111,11 +113,11 @@ def _grpo_section() -> tuple[str, list[tuple[str, str]]]:
     _, high_dominant = grpo.clip_probability_bounds(0.9, 0.2)
     _, high_rare = grpo.clip_probability_bounds(0.01, 0.2)
     return (
-        "17.5 GRPO (napkin math 17.3, eqs 2-5; 17.8.3)",
+        "17.5 GRPO (napkin math 17.3; 17.8.3)",
         [
-            ("rewards [0, 1, 0]: coefficients (eq 2)", ", ".join(f"{a:.6f}" for a in adv)),
-            ("G = 16, lone pass: pass / each failure (eq 3)", f"{lone[0]:.2f} / {lone[1]:.2f}"),
-            ("failures of 128 vs 4,096 tokens: per-token weight ratio (eq 5)", f"{w[0] / w[1]:.0f}x"),
+            (f"rewards [0, 1, 0]: coefficients ({eq('ch4-advantage')})", ", ".join(f"{a:.6f}" for a in adv)),
+            (f"G = 16, lone pass: pass / each failure ({eq('ch4-lone-pass')})", f"{lone[0]:.2f} / {lone[1]:.2f}"),
+            (f"failures of 128 vs 4,096 tokens: per-token weight ratio ({eq('ch7-weight')})", f"{w[0] / w[1]:.0f}x"),
             ("eps = 0.2, token at p = 0.9: clip threshold in probability", f"{high_dominant:.2f} (> 1, never binds)"),
             ("eps = 0.2, token at p = 0.01: headroom before the clip", f"+{high_rare - 0.01:.3f}"),
         ],
@@ -127,7 +129,7 @@ def worked_numbers(include_grpo: bool = True) -> list[tuple[str, list[tuple[str,
 
     ``include_grpo=False`` skips the torch-backed GRPO section (for a numpy-only install).
 
-    >>> dict(worked_numbers(include_grpo=False)[0][1])["false-accept share of rewarded rollouts (eq 1)"]
+    >>> dict(worked_numbers(include_grpo=False)[0][1])["false-accept share of rewarded rollouts (eq (3))"]
     '18.4%'
     """
     sections = _numpy_sections()

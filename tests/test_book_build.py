@@ -192,3 +192,59 @@ def test_one_citation_style_author_year(book):
     assert all(re.fullmatch(r".+, (\d{4}[a-z]?|n\.d\.)", label) for label in labels), labels[:5]
     cited = re.findall(r'class="reference internal" href="[^"]*#id\d+"><span>([^<]+)</span>', html)
     assert all(not c.strip("[]").isdigit() for c in cited), cited[:5]
+
+
+# Equation numbers on the built site. The build numbers each labelled equation (span.eqno beside it, with a
+# link to #equation-LABEL); the text cites it with {eq}`LABEL` (a link whose text is the number); the
+# dashboards' titles wrap each number in span.rlvr-eq naming its label and hand the static panels a spec
+# {"eq": {LABEL: N}}. In the widget state those strings are JSON, so quotes may come escaped (\").
+_EQNO = re.compile(r'<span class="eqno">\((\d+)\)<a class="headerlink" href="#equation-([\w-]+)"')
+_EQ_LINK = re.compile(r'<a class="reference internal" href="[^"]*#equation-([\w-]+)">\((\d+)\)</a>')
+_EQ_SPAN = re.compile(r'<span class=\\?"rlvr-eq\\?" data-eq=\\?"([\w-]+)\\?">\((\d+)\)</span>')
+_EQ_SPEC = re.compile(r"&quot;eq&quot;: \{([^}]*)\}")
+_EQ_SPEC_ITEM = re.compile(r"&quot;([\w-]+)&quot;: (\d+)")
+_SHOWN_NUMBER = re.compile(r"\b(?:eqs?|equations?)\.?\s*\(?\s*\d+", re.IGNORECASE)
+_BASE64 = re.compile(r"[A-Za-z0-9+/=]{200,}")
+
+
+def shown_equation_numbers(html: str):
+    """(label, number shown) for every labelled citation on a page, and the text of unlabelled ones."""
+    cited = [(label, int(n)) for label, n in _EQ_LINK.findall(html)]
+    cited += [(label, int(n)) for label, n in _EQ_SPAN.findall(html)]
+    for spec in _EQ_SPEC.findall(html):
+        cited += [(label, int(n)) for label, n in _EQ_SPEC_ITEM.findall(spec)]
+    rest = _BASE64.sub("", html)
+    for pattern in (_EQNO, _EQ_LINK, _EQ_SPAN, _EQ_SPEC):
+        rest = pattern.sub("", rest)
+    rest = re.sub(r"<[^>]+>", " ", rest)
+    loose = [rest[max(0, m.start() - 40) : m.end() + 20] for m in _SHOWN_NUMBER.finditer(rest)]
+    return cited, loose
+
+
+def test_every_shown_equation_number_is_the_rendered_number_of_its_label(book):
+    """Numbers come from the labels (rlvr_lab.equations): the registry matches what the build rendered, every
+    citation shows its label's rendered number, and no page shows a number that names no label."""
+    from rlvr_lab import equations
+
+    rendered, wrong, loose, checked = {}, [], [], 0
+    pages = {doc: _page(book, doc).read_text() for doc in toc_files()}
+    for html in pages.values():
+        for n, label in _EQNO.findall(html):
+            assert label not in rendered, f"equation {label} is rendered twice"
+            rendered[label] = int(n)
+    assert rendered == equations.NUMBERS, "rlvr_lab.equations differs from the numbers the build gave"
+    for doc, html in pages.items():
+        cited, unlabelled = shown_equation_numbers(html)
+        checked += len(cited)
+        wrong += [
+            f"{doc}: {label} shown as ({n}), rendered ({rendered.get(label)})"
+            for label, n in cited
+            if rendered.get(label) != n
+        ]
+        loose += [f"{doc}: ...{text}..." for text in unlabelled]
+    assert not wrong, "\n".join(wrong)
+    assert not loose, "equation numbers that name no label (cite with {eq}`label` or rlvr_lab.equations):\n" + (
+        "\n".join(loose)
+    )
+    assert checked >= 100, f"only {checked} equation citations found on the site"
+    print(f"{checked} equation citations checked against {len(rendered)} rendered equations")

@@ -2,14 +2,18 @@
 JavaScript error or failed request, every saved widget rendered (its DOM present, sized, with its
 figure loaded), every figure loaded, and no request leaving the site. Then, on the static page, one slider
 of every dashboard is moved and its readout must become what rlvr_lab computes for the new settings
-(nine dashboards of nine), with the figure redrawn. At 390 px (a phone) and 1280 px no page overflows
-sideways, figure text stays >= 9 px, and no display equation is clipped. Full-page screenshots of every
-page at both widths are kept in artifacts/screenshots/ (DOC@390.png, DOC@1280.png)."""
+(nine dashboards of nine), with the figure redrawn. Then every control of every dashboard is slid a step,
+to both ends and typed into, and after each action every number shown must equal rlvr_lab's at the values
+the controls hold, the redrawn panels citing their equations' rendered numbers. At 390 px (a phone) and
+1280 px no page overflows sideways, figure text stays >= 9 px, and no display equation is clipped.
+Full-page screenshots of every page at both widths are kept in artifacts/screenshots/ (DOC@390.png,
+DOC@1280.png)."""
 
 import base64
 import functools
 import inspect
 import math
+import re
 import http.server
 import shutil
 import threading
@@ -363,3 +367,185 @@ def test_all_nine_dashboards_were_moved():
     if not KINDS_MOVED:
         pytest.skip("run with the per-page slider tests (they record which dashboards moved)")
     assert KINDS_MOVED == {make().kind for make in widgets.ALL}, KINDS_MOVED
+
+
+# ---- every control of every dashboard, against rlvr_lab -------------------------------------------------
+# Each control is slid one step from its saved value, to both ends (Home, End) and typed into (a value inside
+# its range, then its saved value again). After every action all the dashboard's numbers are compared with
+# rlvr_lab's compute at the values the controls hold: the moved control's new value (10 ** position for a
+# log slider, the typed number as typed), every other control unchanged.
+ACTIONS_CHECKED: list = []
+
+_STATE = """
+const root = document.querySelector('.rlvr-dashboard[data-rlvr-index="' + arguments[0] + '"]');
+const spec = JSON.parse(root.querySelector('table.rlvr-readout[data-rlvr]').getAttribute('data-rlvr'));
+const ctls = {};
+root.querySelectorAll('.rlvr-ctl').forEach(c => {
+  const name = Array.from(c.classList).filter(k => k.startsWith('rlvr-ctl-'))[0].slice(9);
+  ctls[name] = {readout: c.querySelector('.widget-readout').textContent,
+                position: parseFloat(c.querySelector('.noUi-target').noUiSlider.get())};
+});
+const cells = Array.from(root.querySelectorAll('table.rlvr-readout[data-rlvr] tr')).map(tr =>
+    [tr.children[0].textContent, tr.children[1].getAttribute('data-value'), tr.children[1].textContent]);
+return {spec: spec, ctls: ctls, cells: cells, updates: window.rlvrDashboards[arguments[0]].updates,
+        params: window.rlvrDashboards[arguments[0]].params};
+"""
+
+_CONTROL = """
+const root = document.querySelector('.rlvr-dashboard[data-rlvr-index="' + arguments[0] + '"]');
+const ctl = root.querySelector('.rlvr-ctl-' + arguments[1]);
+const el = ctl.querySelector(arguments[2]);
+el.scrollIntoView({block: 'center'});
+return el;
+"""
+
+
+def _typed_value(control):
+    """A value to type into ``control``'s readout: inside its range, away from the saved value."""
+    import ipywidgets as w
+
+    if isinstance(control, w.FloatLogSlider):
+        lo, hi = control.base**control.min, control.base**control.max
+        for v in (0.05, 0.3, 2.0, 0.002):
+            if lo < v < hi and not math.isclose(v, control.value):
+                return v, repr(v)
+    lo, hi = control.min, control.max
+    v = lo + 0.37 * (hi - lo)
+    if isinstance(control, w.IntSlider):
+        v = int(round(v)) if int(round(v)) != control.value else int(round(v)) + 1
+        return v, str(v)
+    v = round(round(v / control.step) * control.step, 10)
+    if math.isclose(v, control.value):
+        v = round(v + control.step, 10)
+    return v, repr(v)
+
+
+def _from_position(control, position):
+    import ipywidgets as w
+
+    if isinstance(control, w.FloatLogSlider):
+        return control.base**position
+    if isinstance(control, w.IntSlider):
+        return int(round(position))
+    return round(round(position / control.step) * control.step, 10)
+
+
+def _readout_shows(control, text, value):
+    """The widget's readout ``text`` is ``value`` in the readout's format (d3 keeps trailing zeros)."""
+    import ipywidgets as w
+
+    got = float(text.replace(",", ""))
+    if isinstance(control, w.IntSlider):
+        return got == value
+    return math.isclose(got, float(format(value, control.readout_format)), rel_tol=1e-12, abs_tol=1e-12)
+
+
+def _compare(browser, idx, dash, want_params, what):
+    """Mismatches between the page and rlvr_lab at ``want_params`` after action ``what``."""
+    state = browser.execute_script(_STATE, idx)
+    bad = []
+    for name, value in want_params.items():
+        held = state["params"][name]
+        if not math.isclose(held, value, rel_tol=1e-12, abs_tol=1e-15):
+            bad.append(f"{what}: {name} computed at {held!r}, the control holds {value!r}")
+        if not _readout_shows(dash.controls[name], state["ctls"][name]["readout"], value):
+            bad.append(f"{what}: {name} readout shows {state['ctls'][name]['readout']}, holds {value!r}")
+    numbers = dash._compute(**want_params)
+    labels = [c[0] for c in state["cells"]]
+    if labels != list(numbers):
+        return bad + [f"{what}: readout labels {labels} != {list(numbers)}"]
+    for label, raw, text in state["cells"]:
+        value = numbers[label]
+        if text != dash._format(label, value):
+            bad.append(f"{what}: {label} shows {text!r}, rlvr_lab {dash._format(label, value)!r}")
+        elif isinstance(value, float) and math.isfinite(value):
+            if not math.isclose(float(raw), value, rel_tol=1e-9, abs_tol=1e-15):
+                bad.append(f"{what}: {label} = {raw}, rlvr_lab {value!r}")
+    ACTIONS_CHECKED.append(what)
+    return bad
+
+
+_PANELS = """
+const root = document.querySelector('.rlvr-dashboard[data-rlvr-index="' + arguments[0] + '"]');
+const box = root.querySelector('.rlvr-live-figure');
+return {labels: (box.getAttribute('data-eq') || '').split(' ').filter(x => x),
+        titles: Array.from(box.querySelectorAll('svg.rlvr-panel')).map(s => s.getAttribute('aria-label'))};
+"""
+
+
+def _panel_equations(browser, idx, what):
+    """The redrawn panels cite equations by label: each number shown is the rendered number of one of them."""
+    from rlvr_lab import equations
+
+    got = browser.execute_script(_PANELS, idx)
+    numbers = {equations.number(label) for label in got["labels"]}
+    shown = [int(n) for t in got["titles"] for n in re.findall(r"\b[Ee]qs? \((\d+)\)", t)]
+    if not shown or not set(shown) <= numbers:
+        return [f"{what}: panels {got['titles']} cite {shown}, their labels {got['labels']} are {sorted(numbers)}"]
+    return []
+
+
+def _await_update(browser, idx, before, seconds=5.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if browser.execute_script("return window.rlvrDashboards[arguments[0]].updates", idx) > before:
+            return True
+        time.sleep(0.03)
+    return False
+
+
+@pytest.mark.parametrize("doc", _pages())
+def test_every_control_of_every_dashboard_matches_rlvr_lab(site, browser, doc):
+    from selenium.webdriver.common.keys import Keys
+
+    from rlvr_lab.figures import widgets
+
+    browser.get(f"{site}/{doc}.html")
+    _wait_for_widgets(browser)
+    count = browser.execute_script("return (window.rlvrDashboards || []).length")
+    if not count:
+        pytest.skip(f"{doc} has no dashboard")
+    problems = []
+    for idx in range(count):
+        state = browser.execute_script(_STATE, idx)
+        spec = state["spec"]
+        make = getattr(widgets, f"{spec['kind']}_explorer")
+        accepted = inspect.signature(make).parameters
+        dash = make(**{k: v for k, v in {**spec["fixed"], **spec["params"]}.items() if k in accepted})
+        want = dict(spec["params"])
+        for name, control in dash.controls.items():
+            typed, text = _typed_value(control)
+            moves = [("step", Keys.ARROW_LEFT if math.isclose(want[name], control.max) else Keys.ARROW_RIGHT)]
+            moves += [
+                ("lowest", Keys.HOME),
+                ("highest", Keys.END),
+                ("typed", typed),
+                ("typed back", spec["params"][name]),
+            ]
+            for how, key in moves:
+                before = browser.execute_script("return window.rlvrDashboards[arguments[0]].updates", idx)
+                if how.startswith("typed"):
+                    box = browser.execute_script(_CONTROL, idx, name, ".widget-readout")
+                    box.click()
+                    box.send_keys(Keys.CONTROL, "a")
+                    box.send_keys(text if how == "typed" else repr(key), Keys.ENTER)
+                else:
+                    browser.execute_script(_CONTROL, idx, name, ".noUi-handle").send_keys(key)
+                if not _await_update(browser, idx, before):
+                    problems.append(f"{spec['kind']} {name} {how}: nothing recomputed")
+                    continue
+                if how.startswith("typed"):
+                    want[name] = key
+                else:
+                    position = browser.execute_script(_STATE, idx)["ctls"][name]["position"]
+                    want[name] = _from_position(control, position)
+                problems += _compare(browser, idx, dash, want, f"{doc} {spec['kind']} {name} {how}")
+        problems += _panel_equations(browser, idx, f"{doc} {spec['kind']}")
+    assert not problems, f"{len(problems)} mismatches:\n" + "\n".join(problems[:30])
+
+
+def test_dashboard_actions_were_compared():
+    if not ACTIONS_CHECKED:
+        pytest.skip("run with the per-page dashboard tests (they record each action compared)")
+    print(f"{len(ACTIONS_CHECKED)} slider moves and typed values compared with rlvr_lab")
+    assert len(ACTIONS_CHECKED) >= 5 * 40

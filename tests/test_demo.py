@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 from rlvr_lab import cli, demo
+from rlvr_lab.equations import eq
 
 EXPECTED = [
     "18.4%",
@@ -55,4 +56,4 @@ def test_values_come_from_the_library(monkeypatch):
 
     monkeypatch.setattr(rewards, "false_accept_share", lambda rho, alpha, beta=1.0: 0.5)
     rows = dict(demo.worked_numbers(include_grpo=False)[0][1])
-    assert rows["false-accept share of rewarded rollouts (eq 1)"] == "50.0%"
+    assert rows[f"false-accept share of rewarded rollouts ({eq('ch2-false-share')})"] == "50.0%"

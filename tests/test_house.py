@@ -103,6 +103,7 @@ LAYERS = (
         "math",
         (
             "rlvr_lab.validation",
+            "rlvr_lab.equations",
             "rlvr_lab.rewards",
             "rlvr_lab.advantages",
             "rlvr_lab.credit",

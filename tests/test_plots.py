@@ -8,6 +8,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from rlvr_lab import cycle_time, rewards
+from rlvr_lab.equations import eq
 from rlvr_lab.figures import fleet, relations, style
 
 FIGURES = [
@@ -138,7 +139,7 @@ def test_contrast_figure_curves_are_the_library_function():
 def test_cycle_figure_marks_the_napkin_point():
     fig = fleet.cycle_figure(20, 0.12, 0.08, 0.5, 3.5, 256)
     left, right = fig.axes
-    assert left.get_title() == "Cycle, eq (25): 8.000 s"
+    assert left.get_title() == f"Cycle, {eq('ch8-cycle')}: 8.000 s" == "Cycle, eq (26): 8.000 s"
     ((x, y),) = _marks(left)
     assert (x, y) == (3.5, 115_200.0)
     assert "reset 3.5 s: 115,200/h" in _texts(left)
@@ -156,7 +157,7 @@ def test_cycle_figure_marks_the_napkin_point():
     assert np.allclose(widths, [20 * 0.12, 20 * 0.08, 0.5, 3.5]) and np.isclose(sum(widths), 8.0)
     # the snapshot restore of napkin math 17.6
     fig = fleet.cycle_figure(20, 0.12, 0.08, 0.5, 0.015, 256)
-    assert fig.axes[0].get_title() == "Cycle, eq (25): 4.515 s"
+    assert fig.axes[0].get_title() == f"Cycle, {eq('ch8-cycle')}: 4.515 s"
     ((_, y),) = _marks(fig.axes[0])
     assert round(y, -1) == 204_120
 

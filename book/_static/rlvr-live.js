@@ -2,10 +2,11 @@
 //
 // The html-manager renders each dashboard from its saved widget state; its sliders move but nothing in
 // the page recomputes. This script finds every rendered dashboard (class rlvr-dashboard, rlvr-kind-NAME),
-// listens to its noUiSlider controls (class rlvr-ctl-PARAM, rlvr-log for log sliders) and, whenever one
-// is set, recomputes the readout with RLVRMath (book/_static/rlvr-math.js, checked against rlvr_lab by
-// tests/test_widget_js.py) and redraws the figure's panels as SVG from the same functions. In a live
-// kernel (Jupyter, Colab) none of this runs: the kernel recomputes and redraws the matplotlib figure.
+// listens to its noUiSlider controls (class rlvr-ctl-PARAM, rlvr-log for log sliders, rlvr-int for
+// integer ones) and, whenever one is set (slid or typed into), recomputes the readout with RLVRMath
+// (book/_static/rlvr-math.js, checked against rlvr_lab by tests/test_widget_js.py) and redraws the
+// figure's panels as SVG from the same functions. In a live kernel (Jupyter, Colab) none of this runs:
+// the kernel recomputes and redraws the matplotlib figure.
 (function () {
   "use strict";
   var M = window.RLVRMath;
@@ -133,9 +134,19 @@
     return svg;
   }
 
+  // An equation cited by its label: the number comes from the page (the dashboard's spec, written by
+  // rlvr_lab.equations), never from this file; a label the page does not number is an error.
+  function eqRef(numbers, used) {
+    return function (label) {
+      if (!(label in numbers)) throw new Error("rlvr-live: the page gives no number for equation " + label);
+      used.push(label);
+      return "eq (" + numbers[label] + ")";
+    };
+  }
+
   // ---- the figure of each dashboard, as panels computed by RLVRMath --------------------------------
   var FIGURES = {
-    contrast: function (q) {
+    contrast: function (q, fx, E) {
       var ps = range(0.001, 0.999, 300), sizes = [2, 8, 16];
       if (sizes.indexOf(q.group_size) < 0) sizes.push(q.group_size);
       sizes.sort(function (a, b) { return a - b; });
@@ -147,24 +158,24 @@
       };
       var pc = M.contrastProbability(q.group_size, q.p), cost = M.rolloutsPerInformativeGroup(q.group_size, q.p);
       return [
-        { title: "Contrast probability, eq (2)", xlabel: "pass rate p per attempt", ylabel: "P_c", ylim: [0, 1.02], legend: "bc",
+        { title: "Contrast probability, " + E("ch1-contrast"), xlabel: "pass rate p per attempt", ylabel: "P_c", ylim: [0, 1.02], legend: "bc",
           series: line(M.contrastProbability), marks: [{ x: q.p, y: pc, text: "P_c = " + M.pyFormat(pc, ".2f") }] },
         { title: "Cost of contrast G / P_c", xlabel: "pass rate p per attempt", ylabel: "rollouts per informative group",
           ylog: true, series: line(M.rolloutsPerInformativeGroup), legendRight: true,
           marks: [{ x: q.p, y: cost, text: M.pyFormat(cost, ".1f") + " rollouts" }] }
       ];
     },
-    clip: function (q) {
+    clip: function (q, fx, E) {
       var r = range(0, 2, 201), ps = logRange(1e-3, 1, 200);
       var top = M.clipProbabilityBounds(q.p, q.eps_low, q.eps_high)[1];
       return [
-        { title: "Clipped surrogate (14)", xlabel: "probability ratio r", ylabel: "surrogate per unit |A|",
+        { title: "Clipped surrogate, " + E("ch4-surrogate"), xlabel: "probability ratio r", ylabel: "surrogate per unit |A|",
           series: [
             { x: r, y: r.map(function (x) { return M.clippedSurrogate(x, 1, q.eps_low, q.eps_high); }), color: COLORS.pass, label: "A = +1", width: 2.4 },
             { x: r, y: r.map(function (x) { return M.clippedSurrogate(x, -1, q.eps_low, q.eps_high); }), color: COLORS.fail, label: "A = -1", width: 2.4 },
             { x: [1 - q.eps_low, 1 - q.eps_low], y: [-2, 2], color: COLORS.fail, dash: "4 3", width: 1 },
             { x: [1 + q.eps_high, 1 + q.eps_high], y: [-2, 2], color: COLORS.pass, dash: "4 3", width: 1 }] },
-        { title: "Where the positive clip binds, eq (24)", xlabel: "current token probability p", ylabel: "absolute probability",
+        { title: "Where the positive clip binds, " + E("ch7-headroom"), xlabel: "current token probability p", ylabel: "absolute probability",
           xlog: true, ylog: true, series: [
             { x: ps, y: ps.map(function (p) { return M.clipProbabilityBounds(p, q.eps_low, q.eps_high)[1]; }), color: COLORS.pass, label: "p (1 + eps_high)", width: 2 },
             { x: ps, y: ps, color: COLORS.muted, dash: "2 3", label: "current p" },
@@ -172,17 +183,17 @@
           marks: [{ x: q.p, y: top, text: "+" + M.pyFormat(top - q.p, ".3g") + " headroom", below: true }] }
       ];
     },
-    all_pass: function (q) {
+    all_pass: function (q, fx, E) {
       var ks = ints(1, Math.max(8, q.trials));
       var ab = M.allPassProbability(q.q_bad, q.trials), rg = 1 - M.allPassProbability(q.q_good, q.trials);
       return [
-        { title: "Accidental reward vs false rejection, eq (20)", xlabel: "trials K (all must pass)", ylabel: "probability", ylog: true,
+        { title: "Accidental reward vs false rejection, " + E("ch6-allpass"), xlabel: "trials K (all must pass)", ylabel: "probability", ylog: true,
           series: [{ x: ks, y: ks.map(function (k) { return M.allPassProbability(q.q_bad, k); }), color: COLORS.fail, label: "incorrect accepted" },
                    { x: ks, y: ks.map(function (k) { return 1 - M.allPassProbability(q.q_good, k); }), color: COLORS.pass, label: "correct rejected" }],
           legend: "bl",
           marks: [{ x: q.trials, y: ab, text: "accept " + M.pyFormat(ab, ".2%"), color: COLORS.fail, below: true },
                   { x: q.trials, y: rg, text: "reject " + M.pyFormat(rg, ".2%"), color: COLORS.pass }] },
-        { title: "Verification work, eq (21)", xlabel: "trials K", ylabel: "expected trials executed",
+        { title: "Verification work, " + E("ch6-trials"), xlabel: "trials K", ylabel: "expected trials executed",
           series: [{ x: ks, y: ks.map(function (k) { return M.expectedTrials(q.q_bad, k); }), color: COLORS.fail, label: "incorrect patch" },
                    { x: ks, y: ks.map(function (k) { return M.expectedTrials(q.q_good, k); }), color: COLORS.pass, label: "correct patch" },
                    { x: ks, y: ks, color: COLORS.muted, dash: "2 3", label: "run every trial" }],
@@ -190,13 +201,13 @@
                   { x: q.trials, y: M.expectedTrials(q.q_bad, q.trials), text: M.pyFormat(M.expectedTrials(q.q_bad, q.trials), ".2f"), color: COLORS.fail, below: true }] }
       ];
     },
-    false_accept: function (q, fx) {
+    false_accept: function (q, fx, E) {
       var rhos = logRange(1e-3, 1, 300), alphas = [0.005, 0.01, 0.025, 0.05, 0.1];
       if (alphas.indexOf(q.alpha) < 0) alphas.push(q.alpha);
       alphas.sort(function (a, b) { return a - b; });
       var share = M.falseAcceptShare(q.rho, q.alpha, q.beta), n = fx.rollouts;
       return [
-        { title: "False-accept share of rewards, eq (3)", xlabel: "policy pass rate rho", ylabel: "Pr(fail | accepted)",
+        { title: "False-accept share of rewards, " + E("ch2-false-share"), xlabel: "policy pass rate rho", ylabel: "Pr(fail | accepted)",
           xlog: true, ylim: [0, 1.02], legend: "tl",
           series: alphas.map(function (a, k) {
             return { x: rhos, y: rhos.map(function (r) { return M.falseAcceptShare(r, a, q.beta); }),
@@ -212,17 +223,17 @@
                   { x: q.rho, y: n * (1 - q.rho) * q.alpha, text: M.pyFormat(n * (1 - q.rho) * q.alpha, ",.1f"), color: COLORS.fail, below: true }] }
       ];
     },
-    reward_weights: function (q) {
+    reward_weights: function (q, fx, E) {
       var ok = M.passOutranksFailure(q.w_format, q.w_length), margin = M.orderingMargin(q.w_format, q.w_length);
       var wf = q.w_format, wl = q.w_length;
       var worstPass = M.compositeReward(1, 0, 1, wf, wl), bestPass = M.compositeReward(1, 1, 0, wf, wl);
       var worstFail = M.compositeReward(0, 0, 1, wf, wl), bestFail = M.compositeReward(0, 1, 0, wf, wl);
       return [
-        { title: "Order kept below λ_f + λ_ℓ = 1, eq (5)", xlabel: "format weight λ_f", ylabel: "length weight λ_ℓ",
+        { title: "Order kept below λ_f + λ_ℓ = 1, " + E("ch2-ordering"), xlabel: "format weight λ_f", ylabel: "length weight λ_ℓ",
           xlim: [0, 1.2], ylim: [0, 1.2],
           series: [{ x: [0, 1], y: [1, 0], color: COLORS.pass, width: 1.5, label: "λ_f + λ_ℓ = 1" }],
           marks: [{ x: wf, y: wl, text: "margin " + M.pyFormat(margin, "+.2f"), color: ok ? COLORS.pass : COLORS.fail }] },
-        { title: "Score ranges, eq (4)", xlabel: "composite score R", ylabel: "", ylim: [-0.5, 1.5],
+        { title: "Score ranges, " + E("ch2-composite"), xlabel: "composite score R", ylabel: "", ylim: [-0.5, 1.5],
           xlim: [Math.min(-1.1, worstFail - 0.1), Math.max(2.1, bestPass + 0.1)],
           series: [{ x: [worstPass, bestPass], y: [1, 1], color: COLORS.pass, width: 14, label: "passes" },
                    { x: [worstFail, bestFail], y: [0, 0], color: COLORS.fail, width: 14, label: "failures" }],
@@ -230,20 +241,20 @@
                   { x: bestFail, y: 0, text: "best failure " + M.pyFormat(bestFail, ".2f"), color: COLORS.fail, below: true }] }
       ];
     },
-    fork: function (q) {
+    fork: function (q, fx, E) {
       var chosen = M.evenForks(q.horizon, q.forks), nf = chosen.length;
       var hs = ints(Math.max(3, nf + 1), Math.max(60, q.horizon));
       var mAll = M.continuationMultiple(q.horizon, q.continuations, "all");
       var mSel = M.continuationMultiple(q.horizon, q.continuations, chosen);
       var ms = ints(1, 200), m = Math.max(1, q.continuations);
       return [
-        { title: "Token multiple, eq (11), M = " + q.continuations, xlabel: "horizon H (turns)", ylabel: "tokens / base trajectory",
+        { title: "Token multiple, " + E("ch3-fork-multiple") + ", M = " + q.continuations, xlabel: "horizon H (turns)", ylabel: "tokens / base trajectory",
           ylog: true,
           series: [{ x: hs, y: hs.map(function (h) { return M.continuationMultiple(h, q.continuations, "all"); }), color: COLORS.fail, label: "every boundary", width: 2 },
                    { x: hs, y: hs.map(function (h) { return M.continuationMultiple(h, q.continuations, M.evenForks(h, nf)); }), color: COLORS.pass, label: nf + " evenly placed fork(s)", width: 2 }],
           marks: [{ x: q.horizon, y: mAll, text: M.pyFormat(mAll, ".0f") + "x", color: COLORS.fail },
                   { x: q.horizon, y: mSel, text: M.pyFormat(mSel, ".1f") + "x", color: COLORS.pass, below: true }] },
-        { title: "Sampling error of a fork value, eq (10)", xlabel: "continuations M per fork", ylabel: "standard error bound",
+        { title: "Sampling error of a fork value, " + E("ch3-se"), xlabel: "continuations M per fork", ylabel: "standard error bound",
           xlog: true, legendRight: true,
           series: [{ x: ms, y: ms.map(M.standardErrorBound), color: COLORS.neutral, label: "one fork mean", width: 2 },
                    { x: ms, y: ms.map(M.differenceStandardErrorBound), color: COLORS.accent, label: "difference", width: 2 },
@@ -251,22 +262,22 @@
           marks: [{ x: m, y: M.differenceStandardErrorBound(m), text: "M=" + m + ": " + M.pyFormat(M.differenceStandardErrorBound(m), ".2f") }] }
       ];
     },
-    cycle: function (q) {
+    cycle: function (q, fx, E) {
       var resets = logRange(1e-3, Math.pow(10, 1.3), 200);
       var cap = function (tr) { return M.poolCapacityPerHour(q.slots, M.cycleTime(q.horizon, q.t_model, q.t_tool, q.t_assess, tr)); };
       var ceiling = cap(0), cyc = M.cycleTime(q.horizon, q.t_model, q.t_tool, q.t_assess, q.t_reset);
       return [
-        { title: "Cycle, eq (25): " + M.pyFormat(cyc, ".3f") + " s", xlabel: "reset time t_reset (s)", ylabel: "episodes / hour",
+        { title: "Cycle, " + E("ch8-cycle") + ": " + M.pyFormat(cyc, ".3f") + " s", xlabel: "reset time t_reset (s)", ylabel: "episodes / hour",
           xlog: true, ylim: [0, ceiling * 1.1],
           series: [{ x: resets, y: resets.map(cap), color: COLORS.neutral, width: 2, label: q.slots + " slots" },
                    { x: [1e-3, Math.pow(10, 1.3)], y: [ceiling, ceiling], color: COLORS.pass, dash: "5 3", label: "zero-reset ceiling" }],
           marks: [{ x: q.t_reset, y: cap(q.t_reset), text: M.pyFormat(cap(q.t_reset), ",.0f") + "/h", below: true }] }
       ];
     },
-    staleness: function (q, fx) {
+    staleness: function (q, fx, E) {
       var steps = range(5, 250, 246);
       return [
-        { title: "Admission under a staleness bound, eq (27)", xlabel: "trainer step time T_step (s)", ylabel: "admitted fraction",
+        { title: "Admission under a staleness bound, " + E("ch8-lag"), xlabel: "trainer step time T_step (s)", ylabel: "admitted fraction",
           ylim: [0, 1.05], legendRight: true,
           series: ints(0, 4).map(function (b, k) {
             return { x: steps, y: steps.map(function (s) { return M.admittedFraction(s, b, fx.ages, fx.weights); }),
@@ -276,13 +287,13 @@
                     text: M.pyFormat(M.admittedFraction(q.step_s, q.max_lag, fx.ages, fx.weights), ".0%") + " admitted", below: true }] }
       ];
     },
-    verifier_pool: function (q, fx) {
+    verifier_pool: function (q, fx, E) {
       var mt = M.mixtureTrials(q.trials, q.incorrect_share, fx.q_incorrect, fx.q_correct);
       var targets = range(0.3, 0.98, 200);
       var curve = function (k) { return targets.map(function (t) { return M.verifierWorkers(q.arrival_per_s, k, q.trial_s, t); }); };
       var w = M.verifierWorkers(q.arrival_per_s, q.trials, q.trial_s, q.target_utilization);
       return [
-        { title: "Eq (28): lambda = " + M.pyFormat(q.arrival_per_s, "g") + "/s, t_v = " + M.pyFormat(q.trial_s, "g") + " s",
+        { title: "E" + E("ch8-workers").slice(1) + ": lambda = " + M.pyFormat(q.arrival_per_s, "g") + "/s, t_v = " + M.pyFormat(q.trial_s, "g") + " s",
           xlabel: "target utilisation", ylabel: "workers to provision", legendRight: true,
           series: [{ x: targets, y: curve(q.trials), color: COLORS.neutral, width: 2, label: "all " + q.trials + " trials" },
                    { x: targets, y: curve(mt[0]), color: COLORS.pass, width: 2, label: "stop on first rejection" },
@@ -298,18 +309,55 @@
     dash.controls.forEach(function (c) { q[c.name] = c.value(); });
     return q;
   }
-  // A control's value as the widget model holds it: the noUiSlider position snapped to the slider's step
-  // (so 0.2 + 0.01 reads 0.21, not 0.21000000000000002), and 10 ** position for a log slider.
-  function reader(ctl) {
+  // A control's value as the widget model holds it: the number its readout shows and the one a kernel
+  // would compute from. It starts as the saved value (the spec's params, written by rlvr_lab) and changes
+  // only when this control itself is set: by a slide, where the model takes the slider position (snapped to
+  // the step, so 0.2 + 0.01 reads 0.21) or 10 ** position for a log slider, or by a number typed into its
+  // readout, which the model takes as typed, clamped to the range and never snapped. Reading every control
+  // back from its slider instead would move the others to their snapped positions (a saved reset of 3.5 s
+  // sits at 10 ** 0.54 = 3.467 on the slider).
+  function tracker(ctl, saved) {
     var slider = ctl.querySelector(".noUi-target").noUiSlider;
     var step = (slider.options && slider.options.step) || 0;
-    var isLog = ctl.classList.contains("rlvr-log");
-    return function () {
+    var range = (slider.options && slider.options.range) || {};
+    var isLog = ctl.classList.contains("rlvr-log"), isInt = ctl.classList.contains("rlvr-int");
+    var t = { el: ctl, slider: slider, typed: null };
+    function fromSlider() {
       var raw = parseFloat(slider.get());
+      if (isLog) return Math.pow(10, raw);
       if (step) raw = parseFloat((Math.round(raw / step) * step).toPrecision(12));
-      return isLog ? Math.pow(10, raw) : raw;
+      return isInt ? Math.round(raw) : raw;
+    }
+    t.current = typeof saved === "number" ? saved : fromSlider();
+    // what the widget makes of text typed into the readout (its handleTextChange), or null
+    t.parse = function (text) {
+      var v = isInt ? parseInt(text, 10) : parseFloat(text);
+      if (isNaN(v)) return null;
+      var lo = isLog ? Math.pow(10, range.min) : range.min, hi = isLog ? Math.pow(10, range.max) : range.max;
+      return Math.max(Math.min(v, hi), lo);
     };
+    t.onSet = function () {
+      t.current = t.typed !== null ? t.typed : fromSlider();
+      t.typed = null;
+    };
+    t.value = function () { return t.current; };
+    return t;
   }
+  // Typing into a readout: the widget reads the text on Enter or blur and sets its model, which moves the
+  // slider and fires its "set". Listening in the capture phase on the document sees the text first.
+  var TRACKED = [];
+  function noteTyped(ev) {
+    if (ev.type === "keydown" && ev.key !== "Enter") return;
+    var target = ev.target;
+    if (!target || !target.classList || !target.classList.contains("widget-readout")) return;
+    TRACKED.forEach(function (t) {
+      if (!t.el.contains(target)) return;
+      t.typed = t.parse(target.textContent);
+      setTimeout(function () { t.typed = null; }, 0);  // the model kept its value: no "set" came
+    });
+  }
+  document.addEventListener("keydown", noteTyped, true);
+  document.addEventListener("blur", noteTyped, true);
   function recompute(dash) {
     var q = readParams(dash);
     var rows = M.compute(dash.kind, q, dash.spec.fixed, dash.spec.formats);
@@ -336,7 +384,9 @@
     }
     if (img) img.style.display = "none";
     box.innerHTML = "";
-    FIGURES[dash.kind](q, dash.spec.fixed).forEach(function (spec) { box.appendChild(panel(spec)); });
+    var used = [];
+    FIGURES[dash.kind](q, dash.spec.fixed, eqRef(dash.spec.eq || {}, used)).forEach(function (spec) { box.appendChild(panel(spec)); });
+    box.setAttribute("data-eq", used.join(" "));
   }
   function escapeHtml(s) {
     return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/'/g, "&#39;").replace(/"/g, "&quot;");
@@ -352,7 +402,9 @@
       root: root, kind: spec.kind, spec: spec, readout: table,
       controls: ctls.map(function (c) {
         var name = Array.prototype.filter.call(c.classList, function (k) { return k.indexOf("rlvr-ctl-") === 0; })[0].slice(9);
-        return { name: name, el: c, value: reader(c) };
+        var t = tracker(c, (spec.params || {})[name]);
+        TRACKED.push(t);
+        return { name: name, el: c, value: t.value, tracker: t };
       }),
       state: { kind: spec.kind, params: null, numbers: null, updates: 0 }
     };
@@ -363,7 +415,7 @@
       "browser (rlvr-math.js, a port of rlvr_lab tested against it). Run the notebook for the library's own figure.";
     root.insertBefore(note, root.children[1] || null);
     dash.controls.forEach(function (c) {
-      c.el.querySelector(".noUi-target").noUiSlider.on("set", function () { recompute(dash); });
+      c.tracker.slider.on("set", function () { c.tracker.onSet(); recompute(dash); });
     });
     root.setAttribute("data-rlvr-live", "1");
     root.setAttribute("data-rlvr-index", String(window.rlvrDashboards.length));

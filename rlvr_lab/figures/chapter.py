@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from rlvr_lab import advantages, cycle_time, rewards
+from rlvr_lab.equations import eq
 from rlvr_lab.figures.style import FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure
 from rlvr_lab.figures.style import axes_row as _figure
 
@@ -145,7 +146,7 @@ def all_pass_measured_figure(
 
 
 def length_bias_figure(lengths=None, constant: int = 2048) -> Figure:
-    """Length bias of the per-rollout divisor (17.8.2, the book's eq (23)): |per-token weight| against |o_i|.
+    """Length bias of the per-rollout divisor (17.8.2, the book's equation ``ch7-weight``): |per-token weight| against |o_i|.
 
     With the divisor |o_i| a failure's per-token penalty and a success's per-token reward both fall as
     1/|o_i|; a constant divisor (``constant`` tokens) weighs every length alike.
@@ -179,7 +180,7 @@ def length_bias_figure(lengths=None, constant: int = 2048) -> Figure:
     ax.set(
         xlabel="rollout length |o_i| (policy tokens)",
         ylabel="|per-token weight| at ratio 1",
-        title="Length bias, eq (23): long failures are cheap, short successes are rich",
+        title=f"Length bias, {eq('ch7-weight')}: long failures are cheap, short successes are rich",
     )
     ax.legend(fontsize=9)
     return fig
@@ -199,7 +200,9 @@ def clip_higher_figure(settings=((0.2, 0.2), (0.2, 0.28))) -> Figure:
         ax.set(xlabel="token ratio r", title=f"advantage A = {a:+.0f}")
         ax.legend(fontsize=9)
     axes[0].set_ylabel("surrogate L(r)")
-    fig.suptitle("The clipped surrogate, eq (14), flattens only in the advantage's direction", fontsize=11)
+    fig.suptitle(
+        f"The clipped surrogate, {eq('ch4-surrogate')}, flattens only in the advantage's direction", fontsize=11
+    )
     return fig
 
 
@@ -229,7 +232,7 @@ def case_study_figure(
     axes[0].set_facecolor("#dddddd")
     axes[1].bar(names, advantages, color=[PASS_COLOR if r == 1.0 else FAIL_COLOR for r in rewards_])
     axes[1].axhline(0, color="k", lw=0.5)
-    axes[1].set_title("3 · group coefficients, eq (12)", fontsize=10)
+    axes[1].set_title(f"3 · group coefficients, {eq('ch4-advantage')}", fontsize=10)
     axes[1].tick_params(axis="x", labelsize=9, rotation=20)
     axes[2].bar(list(gap_labels), log_gap_growth, color=PASS_COLOR)
     axes[2].axhline(0, color="k", lw=0.5)
@@ -244,7 +247,7 @@ def key_numbers_figure(
 ) -> Figure:
     """Four of the chapter's worked numbers on the curves they come from (17.11).
 
-    False-accept share (17.3.2), the lone-pass coefficient sqrt(G-1) (eq (13)), rollouts per informative
+    False-accept share (17.3.2), the lone-pass coefficient sqrt(G-1) (equation ``ch4-lone-pass``), rollouts per informative
     group G / P_c (17.5.4) and the slot-capacity gain of a faster reset (eq 6 of 17.9.2, Amdahl's law).
     """
     fig = BookFigure(figsize=(9, 6.6), layout="constrained")
@@ -256,7 +259,7 @@ def key_numbers_figure(
     ax[0].scatter([rho], [rewards.false_accept_share(rho, alpha)], color=NEUTRAL, zorder=3)
     ax[0].set(xlabel="policy pass rate ρ", title=f"false share of rewards (α = {alpha:.1%})")
     gs = np.arange(2, 33)
-    ax[1].plot(gs, np.sqrt(gs - 1), color=PASS_COLOR, label="lone pass: √(G−1), eq (13)")
+    ax[1].plot(gs, np.sqrt(gs - 1), color=PASS_COLOR, label=f"lone pass: √(G−1), {eq('ch4-lone-pass')}")
     ax[1].scatter([group_size], [advantages.lone_pass_coefficient(group_size)], color=NEUTRAL, zorder=3)
     ax[1].set(xlabel="group size G", title="coefficient of a lone (hacked) pass")
     ax[1].legend(fontsize=9)

@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 import ipywidgets as w
 
+from rlvr_lab.equations import eq, eq_html, number
 from rlvr_lab.figures.style import png_bytes
 
 STYLE = {"description_width": "150px"}
@@ -55,8 +56,15 @@ class Dashboard(w.VBox):
         kind: str | None = None,
         fixed: dict | None = None,
         note: str | None = None,
+        equations: tuple[str, ...] = (),
     ):
         self.controls = controls
+        self.equations = tuple(equations)
+        """The labels of the equations the title cites (``{eq}`` in ``title``); their numbers come from
+        :mod:`rlvr_lab.equations`, and the static page's panels get them through the readout's spec."""
+        if ("{eq}" in title) != bool(self.equations):
+            raise ValueError(f"title must hold {{eq}} exactly when equations are named, got {title!r}")
+        self.title = title.replace("{eq}", eq(*self.equations)) if self.equations else title
         self.kind = kind
         """The dashboard's name in ``book/_static/rlvr-math.js`` (which recomputes it on the static site)."""
         self.fixed = dict(fixed or {})
@@ -68,9 +76,10 @@ class Dashboard(w.VBox):
         self._extra_html = extra_html
         self.readout = w.HTML(layout=w.Layout(flex="1 1 260px", max_width="100%"))
         self.image = w.Image(format="png", layout=w.Layout(max_width="100%", height="auto"))
-        header = w.HTML(
-            f"<b>{html.escape(title)}</b>" + (f"<div class='rlvr-note'>{html.escape(note)}</div>" if note else "")
-        )
+        shown = html.escape(title)
+        if self.equations:
+            shown = shown.replace("{eq}", eq_html(*self.equations))
+        header = w.HTML(f"<b>{shown}</b>" + (f"<div class='rlvr-note'>{html.escape(note)}</div>" if note else ""))
         sliders = w.VBox(list(controls.values()), layout=w.Layout(flex="1 1 300px", max_width="100%"))
         body = w.HBox(
             [sliders, self.readout], layout=w.Layout(flex_flow="row wrap", align_items="flex-start", max_width="100%")
@@ -86,6 +95,8 @@ class Dashboard(w.VBox):
             control.add_class(f"rlvr-ctl-{name}")
             if isinstance(control, w.FloatLogSlider):
                 control.add_class("rlvr-log")
+            elif isinstance(control, w.IntSlider):
+                control.add_class("rlvr-int")
             control.observe(self._refresh, names="value")
         self._refresh()
 
@@ -103,7 +114,14 @@ class Dashboard(w.VBox):
             for label, value in self.numbers.items()
         )
         extra = self._extra_html(**params) if self._extra_html else ""
-        spec = html.escape(json.dumps({"kind": self.kind, "fixed": self.fixed, "formats": self._formats}), quote=True)
+        spec = {
+            "kind": self.kind,
+            "fixed": self.fixed,
+            "formats": self._formats,
+            "params": params,
+            "eq": {label: number(label) for label in self.equations},
+        }
+        spec = html.escape(json.dumps(spec), quote=True)
         self.readout.value = f"<table class='rlvr-readout' data-rlvr='{spec}'>{rows}</table>{extra}"
         # 100 dpi: the smallest figure text (8 pt) is 11 px at natural size, readable when a phone scrolls it.
         self.image.value = png_bytes(self._draw(**params), dpi=100)

@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 
 from rlvr_lab import cycle_time
 from rlvr_lab.cycle_time import admitted_fraction
+from rlvr_lab.equations import eq
 from rlvr_lab.figures.style import ACCENT, FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure
 from rlvr_lab.figures.style import axes_row as _figure
 from rlvr_lab.figures.style import mark_point as _mark
@@ -47,7 +48,7 @@ def cycle_figure(
         xscale="log",
         xlabel="reset time t_reset (s)",
         ylabel="pool capacity (episodes / hour)",
-        title=f"Cycle, eq (25): {cyc:.3f} s",
+        title=f"Cycle, {eq('ch8-cycle')}: {cyc:.3f} s",
         ylim=(0, ceiling * 1.1),
     )
     ax1.legend(fontsize=8, loc="lower left")
@@ -113,7 +114,7 @@ def staleness_figure(
         xlabel="trainer step time T_step (s)",
         ylabel="admitted fraction",
         ylim=(0, 1.05),
-        title="Admission under a staleness bound, eq (27)",
+        title=f"Admission under a staleness bound, {eq('ch8-lag')}",
     )
     ax1.legend(fontsize=8, loc="lower right")
     lags = [cycle_time.version_lag(a, step_s) for a in ages_a]
@@ -178,7 +179,7 @@ def verifier_pool_figure(
     ax1.set(
         xlabel="target utilisation",
         ylabel="workers to provision",
-        title=f"Eq (28): lambda = {arrival_per_s:g}/s, t_v = {trial_s:g} s",
+        title=f"{eq('ch8-workers').capitalize()}: lambda = {arrival_per_s:g}/s, t_v = {trial_s:g} s",
     )
     ax1.legend(fontsize=8)
     names = ["1 trial", f"{trials} trials", "stop-first", f"/ {target_utilization:g}"]

@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 
 from rlvr_lab import validation as v
 from rlvr_lab import advantages, credit, rewards
+from rlvr_lab.equations import eq
 from rlvr_lab.figures.style import ACCENT, FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure
 from rlvr_lab.figures.style import axes_row as _figure
 from rlvr_lab.figures.style import mark_point as _mark
@@ -50,7 +51,7 @@ def contrast_figure(group_size: int = 8, p: float = 0.05, group_sizes=(2, 8, 16)
         xlabel="pass rate p per attempt",
         ylabel="P(group has a pass and a failure)",
         ylim=(0, 1.02),
-        title="Contrast probability, eq (2)",
+        title=f"Contrast probability, {eq('ch1-contrast')}",
     )
     ax2.set(
         xlabel="pass rate p per attempt",
@@ -93,7 +94,7 @@ def false_accept_figure(
         xlabel="policy pass rate rho (reference)",
         ylabel="Pr(fail | accepted)",
         ylim=(0, 1.02),
-        title="False-accept share of rewards, eq (3)",
+        title=f"False-accept share of rewards, {eq('ch2-false-share')}",
     )
     ax1.legend(fontsize=8)
     n = 8192
@@ -134,7 +135,7 @@ def reward_weights_figure(w_format: float = 0.2, w_length: float = 0.3) -> Figur
         ylim=(0, 1.2),
         xlabel="format weight λ_f",
         ylabel="length weight λ_ℓ",
-        title="Weights that keep every pass above every failure, eq (5)",
+        title=f"Weights that keep every pass above every failure, {eq('ch2-ordering')}",
     )
     ax1.legend(fontsize=8, loc="upper right")
     worst_pass = rewards.composite_reward(1, 0.0, 1.0, w_format, w_length)
@@ -182,7 +183,7 @@ def all_pass_figure(trials: int = 3, q_bad: float = 0.20, q_good: float = 0.98, 
         yscale="log",
         xlabel="trials K (all must pass)",
         ylabel="probability",
-        title="Accidental reward vs false rejection, eq (20)",
+        title=f"Accidental reward vs false rejection, {eq('ch6-allpass')}",
     )
     ax1.legend(fontsize=8, loc="lower left")
     ax2.plot(ks, [rewards.expected_trials(q_bad, k) for k in ks], "o-", color=FAIL_COLOR, label="incorrect patch")
@@ -207,7 +208,7 @@ def all_pass_figure(trials: int = 3, q_bad: float = 0.20, q_good: float = 0.98, 
     ax2.set(
         xlabel="trials K",
         ylabel="expected trials executed",
-        title="Verification work (stop on first rejection), eq (21)",
+        title=f"Verification work (stop on first rejection), {eq('ch6-trials')}",
     )
     ax2.legend(fontsize=8, loc="upper left")
     return fig
@@ -241,7 +242,7 @@ def fork_figure(horizon: int = 30, continuations: int = 8, forks=(10, 20)) -> Fi
         yscale="log",
         xlabel="horizon H (turns)",
         ylabel="generated tokens / base trajectory",
-        title=f"Token multiple, eq (11), M = {continuations}",
+        title=f"Token multiple, {eq('ch3-fork-multiple')}, M = {continuations}",
     )
     ax1.legend(fontsize=8, loc="upper left")
     ms = np.arange(1, 201)
@@ -262,7 +263,7 @@ def fork_figure(horizon: int = 30, continuations: int = 8, forks=(10, 20)) -> Fi
         xscale="log",
         xlabel="continuations M per fork",
         ylabel="standard error bound",
-        title="Sampling error of a fork value, eq (10)",
+        title=f"Sampling error of a fork value, {eq('ch3-se')}",
     )
     ax2.legend(fontsize=8)
     return fig
@@ -301,7 +302,12 @@ def group_advantages_figure(group_rewards=(0.0, 1.0, 0.0), group_sizes=range(2, 
         )
     ax1.axhline(0, color="black", lw=0.8)
     ax1.margins(y=0.35)
-    ax1.set(xticks=idx, xlabel="rollout i", ylabel="coefficient A_i", title="Group-relative coefficients, eq (12)")
+    ax1.set(
+        xticks=idx,
+        xlabel="rollout i",
+        ylabel="coefficient A_i",
+        title=f"Group-relative coefficients, {eq('ch4-advantage')}",
+    )
     gs = np.array(list(group_sizes))
     coeffs = np.array([advantages.lone_pass_group_coefficients(int(g)) for g in gs])
     ax2.plot(gs, coeffs[:, 0], "o-", color=PASS_COLOR, ms=3, label="lone pass")
@@ -310,7 +316,7 @@ def group_advantages_figure(group_rewards=(0.0, 1.0, 0.0), group_sizes=range(2, 
     p16, f16 = advantages.lone_pass_group_coefficients(16)
     _mark(ax2, 16, p16, f"G=16: {p16:.2f}", color=PASS_COLOR, offset=(-70, 10))
     _mark(ax2, 16, f16, f"{f16:.2f}", color=FAIL_COLOR, offset=(8, -18))
-    ax2.set(xlabel="group size G", ylabel="coefficient", title="One pass among G, eq (13)")
+    ax2.set(xlabel="group size G", ylabel="coefficient", title=f"One pass among G, {eq('ch4-lone-pass')}")
     ax2.legend(fontsize=8)
     return fig
 
@@ -341,7 +347,7 @@ def clip_figure(eps_low: float = 0.2, eps_high: float = 0.2, p: float = 0.01) ->
     ax1.set(
         xlabel="probability ratio r = pi / pi_old",
         ylabel="surrogate per unit |A|",
-        title=f"Clipped surrogate (14), eps_low={eps_low:g}, eps_high={eps_high:g}",
+        title=f"Clipped surrogate, {eq('ch4-surrogate')}, eps_low={eps_low:g}, eps_high={eps_high:g}",
     )
     ax1.legend(fontsize=8, loc="upper left")
     ps = np.logspace(-3, 0, 300)
@@ -357,7 +363,7 @@ def clip_figure(eps_low: float = 0.2, eps_high: float = 0.2, p: float = 0.01) ->
         yscale="log",
         xlabel="current token probability p",
         ylabel="absolute probability",
-        title="Where the positive clip binds, eq (24)",
+        title=f"Where the positive clip binds, {eq('ch7-headroom')}",
     )
     ax2.legend(fontsize=8, loc="upper left")
     return fig
@@ -383,7 +389,7 @@ def length_weights_figure(
     ax = fig.add_subplot(1, 1, 1)
     ax.grid(True, alpha=0.3, axis="y")
     x = np.arange(len(lengths))
-    ax.bar(x - 0.2, seq, width=0.4, color=FAIL_COLOR, label="per-sequence |A| / |o_i|, eq (17)")
+    ax.bar(x - 0.2, seq, width=0.4, color=FAIL_COLOR, label=f"per-sequence |A| / |o_i|, {eq('ch4-token-weight')}")
     ax.bar(x + 0.2, const, width=0.4, color=NEUTRAL, label="constant denominator")
     ax.set_xticks(x, [f"{n:,}" for n in lengths])
     ratio = seq[0] / seq[-1]

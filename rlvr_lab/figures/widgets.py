@@ -46,12 +46,13 @@ def contrast_explorer(group_size: int = 8, p: float = 0.05) -> Dashboard:
         "p": _float("p", p, 0.0, 1.0, 0.01, "pass rate p", ".2f"),
     }
     return Dashboard(
-        "Contrast: how often a group carries a gradient, eq (2)",
+        "Contrast: how often a group carries a gradient, {eq}",
         controls,
         compute,
         lambda group_size, p: relations.contrast_figure(group_size, p),
         formats={"rollouts per informative group": ".1f"},
         kind="contrast",
+        equations=("ch1-contrast",),
     )
 
 
@@ -87,11 +88,12 @@ def clip_explorer(eps_low: float = 0.2, eps_high: float = 0.2, p: float = 0.01) 
         "p": _log("p", p, -3, 0, "token probability p"),
     }
     return Dashboard(
-        "Clipping: where the incentive stops, eqs (14) and (24)",
+        "Clipping: where the incentive stops, {eq}",
         controls,
         compute,
         lambda eps_low, eps_high, p: relations.clip_figure(eps_low, eps_high, p),
         kind="clip",
+        equations=("ch4-surrogate", "ch7-headroom"),
     )
 
 
@@ -119,12 +121,13 @@ def all_pass_explorer(trials: int = 3, q_bad: float = 0.20, q_good: float = 0.98
         "q_good": _float("q_good", q_good, 0.0, 1.0, 0.01, "q correct patch", ".2f"),
     }
     return Dashboard(
-        "All-pass rule: accidental reward against false rejection, eqs (20) and (21)",
+        "All-pass rule: accidental reward against false rejection, {eq}",
         controls,
         compute,
         lambda trials, q_bad, q_good: relations.all_pass_figure(trials, q_bad, q_good),
         formats={"incorrect patch accepted": ".3%", "correct patch rejected": ".2%"},
         kind="all_pass",
+        equations=("ch6-allpass", "ch6-trials"),
     )
 
 
@@ -152,7 +155,7 @@ def false_accept_explorer(
         "beta": _float("beta", beta, 0.05, 1.0, 0.01, "true accept beta", ".2f"),
     }
     return Dashboard(
-        "False accepts among rewarded rollouts, eq (3)",
+        "False accepts among rewarded rollouts, {eq}",
         controls,
         compute,
         lambda rho, alpha, beta: relations.false_accept_figure(rho, alpha, beta),
@@ -162,6 +165,7 @@ def false_accept_explorer(
             f"false accepts in {rollouts:,}": ",.2f",
         },
         kind="false_accept",
+        equations=("ch2-false-share",),
         fixed={"rollouts": rollouts},
     )
 
@@ -210,13 +214,14 @@ def reward_weights_explorer(w_format: float = 0.2, w_length: float = 0.3) -> Das
         "w_length": _float("w_length", w_length, 0.0, 1.0, 0.01, "length weight λ_ℓ", ".2f"),
     }
     return Dashboard(
-        "Reward composition, eqs (4) and (5): does every pass still outrank every failure?",
+        "Reward composition, {eq}: does every pass still outrank every failure?",
         controls,
         compute,
         lambda w_format, w_length: relations.reward_weights_figure(w_format, w_length),
         formats={"ordering margin": "+.2f"},
         extra_html=table,
         kind="reward_weights",
+        equations=("ch2-composite", "ch2-ordering"),
         fixed={"score_table": [list(row) for row in SCORE_TABLE]},
     )
 
@@ -259,11 +264,12 @@ def fork_explorer(horizon: int = 30, tokens_per_turn: int = 512, continuations: 
         return relations.fork_figure(horizon, continuations, relations.even_forks(horizon, forks))
 
     return Dashboard(
-        "Continuation sampling, eqs (10) and (11): what a fork schedule costs and resolves",
+        "Continuation sampling, {eq}: what a fork schedule costs and resolves",
         controls,
         compute,
         draw,
         kind="fork",
+        equations=("ch3-se", "ch3-fork-multiple"),
         formats={"multiple, every boundary": ".1f", "multiple, chosen forks": ".1f", "chosen fork turns": "s"},
     )
 
@@ -304,11 +310,12 @@ def cycle_explorer(
         "slots": _int("slots", slots, 1, 1024, "slots"),
     }
     return Dashboard(
-        "Environment cycle, eq (25): what a faster reset buys",
+        "Environment cycle, {eq}: what a faster reset buys",
         controls,
         compute,
         lambda **kw: fleet.cycle_figure(**kw),
         kind="cycle",
+        equations=("ch8-cycle",),
         formats={
             "cycle time (s)": ".3f",
             "reset share of cycle": ".1%",
@@ -343,11 +350,12 @@ def staleness_explorer(
         "max_lag": _int("max_lag", max_lag, 0, 8, "lag bound"),
     }
     return Dashboard(
-        "Staleness, eq (27): which rollouts a lag bound admits",
+        "Staleness, {eq}: which rollouts a lag bound admits",
         controls,
         compute,
         lambda step_s, max_lag: fleet.staleness_figure(step_s, max_lag, ages, weights),
         kind="staleness",
+        equations=("ch8-lag",),
         fixed={"ages": list(ages), "weights": list(weights)},
         formats={"admitted fraction": ".1%"},
     )
@@ -397,12 +405,13 @@ def verifier_pool_explorer(
         "incorrect_share": _float("incorrect_share", incorrect_share, 0.0, 1.0, 0.05, "incorrect share", ".2f"),
     }
     return Dashboard(
-        "Verifier pool, eq (28): workers to provision",
+        "Verifier pool, {eq}: workers to provision",
         controls,
         compute,
         lambda **kw: fleet.verifier_pool_figure(**kw, q_incorrect=q_incorrect, q_correct=q_correct),
         formats={"busy workers, 1 trial": ",.0f", "busy workers, all K": ",.0f", "expected trials (mixture)": ".3f"},
         kind="verifier_pool",
+        equations=("ch8-workers",),
         fixed={"q_incorrect": float(q_incorrect), "q_correct": float(q_correct)},
     )
 

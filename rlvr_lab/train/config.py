@@ -12,10 +12,12 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import re
 import sys
 from dataclasses import asdict, dataclass, field, fields, replace
 
 from rlvr_lab.envs.repair_tasks import BUG_KINDS
+from rlvr_lab.equations import eq
 
 PRESETS = ("ci", "cpu", "gpu", "t4")
 #: The pretrained model of the ``t4`` preset: a public 0.5B instruct code model (Apache-2.0) with a chat template.
@@ -127,7 +129,7 @@ class TrainConfig:
     tasks_per_step: int = 16
     """Tasks per step, each one group of G rollouts; the batch is tasks_per_step x G. Typical 4-32."""
     group_size: int = 8
-    """G: rollouts per task (eq 2). Typical 4-16; larger groups give more informative groups (17.5.4)."""
+    """G: rollouts per task (eq `ch4-advantage`). Typical 4-16; larger groups give more informative groups (17.5.4)."""
     passes: int = 2
     """Optimizer passes over each batch; ratios r = pi_theta / pi_old use the recorded behaviour log-probs.
     Typical 1-4; more passes reuse samples but push r toward the clip."""
@@ -139,16 +141,17 @@ class TrainConfig:
     """epsilon_high: clipped above at 1 + eps_high; clip-higher (DAPO) when > eps_low, which lets rare tokens
     grow (17.8.3). Typical 0.2-0.28."""
     beta: float = 0.02
-    """beta_KL: weight of the k3 KL penalty to the frozen reference, the warm-start checkpoint (eq 4).
+    """beta_KL: weight of the k3 KL penalty to the frozen reference, the warm-start checkpoint (eq `ch4-objective`).
     Typical 0-0.05; 0 drops the reference model."""
     norm: str = "constant"
-    """Length normalisation: ``sequence`` divides each rollout by its length |o_i| (eq 4; TRL ``grpo``), so
-    short failures weigh more per token (eq 5); ``constant`` divides by one shared constant (the eq 5 variant;
-    TRL ``dr_grpo``); ``token`` averages over every scored token of the batch (DAPO's token-level loss; TRL
-    ``bnpo``): each token weighs the same, whatever its rollout's length."""
+    """Length normalisation: ``sequence`` divides each rollout by its length |o_i| (eq `ch4-objective`; TRL
+    ``grpo``), so short failures weigh more per token (eq `ch4-token-weight`); ``constant`` divides by one
+    shared constant (the eq `ch4-token-weight` variant; TRL ``dr_grpo``); ``token`` averages over every scored
+    token of the batch (DAPO's token-level loss; TRL ``bnpo``): each token weighs the same, whatever its
+    rollout's length."""
     norm_constant: float = 0.0
     """Denominator of ``norm="constant"``: 0 uses the token budget (``max_new_tokens`` x turns); a positive
-    number uses that (e.g. the mean completion length, so that only the weighting differs from eq 4)."""
+    number uses that (e.g. the mean completion length, so that only the weighting differs from eq `ch4-objective`)."""
     micro_batch: int = 0
     """Rollouts per forward/backward pass of an update (0: the whole batch at once). Gradients accumulate over
     micro-batches to the same loss (a mean over rollouts); the logits of a 150k-token vocabulary (B x T x V
@@ -157,16 +160,17 @@ class TrainConfig:
     """Score each group's common prompt once and reuse its key/value cache for the G members (same loss
     and gradient up to float rounding, about half the tokens); off: every row runs in full."""
     std: str = "population"
-    """Group std in eq 2: ``population`` (divisor G, the chapter's) or ``sample`` (G - 1, TRL's)."""
+    """Group std in eq `ch4-advantage`: ``population`` (divisor G, the chapter's) or ``sample`` (G - 1, TRL's)."""
     scale: str = "group"
-    """What eq 2 divides by: ``group`` (each group's std, GRPO), ``batch`` (one std over the batch's rewards,
-    means still per group) or ``none`` (centre only: Dr. GRPO, which with norm ``constant`` removes both
-    biases Liu et al. 2025 name; dividing by a group's std gives groups with a lone pass or a lone failure
-    the largest weights)."""
+    """What eq `ch4-advantage` divides by: ``group`` (each group's std, GRPO), ``batch`` (one std over the
+    batch's rewards, means still per group) or ``none`` (centre only: Dr. GRPO, which with norm ``constant``
+    removes both biases Liu et al. 2025 name; dividing by a group's std gives groups with a lone pass or a
+    lone failure the largest weights)."""
     dynamic_sampling: bool = False
-    """DAPO's dynamic sampling: a group whose members all got the same reward carries no gradient (eq 2), so
-    the step samples more tasks, up to ``dynamic_sampling_rounds`` rounds, until ``tasks_per_step`` groups
-    have contrast; groups without contrast are recorded, excluded from the update with the reason."""
+    """DAPO's dynamic sampling: a group whose members all got the same reward carries no gradient (eq
+    `ch4-advantage`), so the step samples more tasks, up to ``dynamic_sampling_rounds`` rounds, until
+    ``tasks_per_step`` groups have contrast; groups without contrast are recorded, excluded from the update
+    with the reason."""
     dynamic_sampling_rounds: int = 3
     """Most extra sampling rounds per step under ``dynamic_sampling`` (each samples as many tasks as groups
     are missing); a step that still lacks contrast updates on what it has."""
@@ -179,7 +183,7 @@ class TrainConfig:
     max_grad_norm: float = 1.0
     """Global gradient-norm clip. Typical 0.5-1.0."""
     max_lag: int = 1
-    """Bound on the version lag Delta_ver = floor(tau_admit / T_step) a rollout may have at admission (eq 8).
+    """Bound on the version lag Delta_ver = floor(tau_admit / T_step) a rollout may have at admission (eq `ch8-lag`).
     Typical 0-2 updates; older rollouts are dropped, not trained on."""
     overlap: bool = False
     """Update on the previous batch while the verifier grades this one (17.9: keep the learner busy while
@@ -220,7 +224,8 @@ class TrainConfig:
     """Fixed sampling seed of every evaluation, so evaluations differ only by the weights."""
 
     verifier_workers: int = 2
-    """W: verifier slots. Little's law (eq 9): W = ceil(lambda K t_v / rho_target). Typical 2 here, 4 on a GPU."""
+    """W: verifier slots. Little's law (eq `ch8-workers`): W = ceil(lambda K t_v / rho_target). Typical 2 here, 4 on
+    a GPU."""
     verifier_backend: str = "auto"
     """VerifierPool backend: ``auto`` (local namespaces where they work, else the weaker ``process``, named
     in the run's lineage), ``local``, ``process`` or ``docker``."""
@@ -425,10 +430,11 @@ class TrainConfig:
 def field_docs() -> dict[str, str]:
     """``{field: docstring}`` of :class:`TrainConfig`, read from its source (the string under each field).
 
-    The CLI's help comes from here, so a field is documented once.
+    The CLI's help comes from here, so a field is documented once. A docstring cites an equation by its
+    label (eq `ch4-advantage`); the text here carries its number from :mod:`rlvr_lab.equations`.
 
     >>> field_docs()["group_size"]
-    'G: rollouts per task (eq 2). Typical 4-16; larger groups give more informative groups (17.5.4).'
+    'G: rollouts per task (eq (13)). Typical 4-16; larger groups give more informative groups (17.5.4).'
     """
     tree = ast.parse(inspect.getsource(TrainConfig))
     body = tree.body[0].body
@@ -441,7 +447,8 @@ def field_docs() -> dict[str, str]:
             and isinstance(after.value, ast.Constant)
             and isinstance(after.value.value, str)
         ):
-            docs[node.target.id] = " ".join(after.value.value.split())
+            text = " ".join(after.value.value.split())
+            docs[node.target.id] = re.sub(r"\beq `([\w-]+)`", lambda m: eq(m.group(1)), text)
     return docs
 
 

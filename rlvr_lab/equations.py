@@ -1,0 +1,87 @@
+"""The book's equation numbers, from one source: each equation's label, in the order the book builds them.
+
+The chapters number their display equations with MyST labels (``$$ ... $$ (ch4-lone-pass)``); Jupyter Book
+numbers them across the whole book in table-of-contents order, so the n-th label of :data:`LABELS` renders
+as equation (n). Every title, panel and printed line of the library that cites an equation names it by its
+label and asks this module for the number; nothing types a number in. ``tests/test_equations.py`` checks
+:data:`LABELS` against the labels in the chapter sources, and ``tests/test_book_build.py`` checks every
+number shown on the built site against the number the build gave the equation it names.
+
+>>> number("ch4-lone-pass"), eq("ch4-lone-pass"), eq("ch4-surrogate", "ch7-headroom")
+(14, 'eq (14)', 'eqs (15) and (25)')
+>>> eq_html("ch1-contrast")
+'eq <span class="rlvr-eq" data-eq="ch1-contrast">(2)</span>'
+>>> number("ch4-lonepass")
+Traceback (most recent call last):
+...
+ValueError: label must be one of the book's equation labels (ch1-objective ... ch8-pass-at-k), got 'ch4-lonepass'
+"""
+
+from __future__ import annotations
+
+LABELS = (
+    "ch1-objective",
+    "ch1-contrast",
+    "ch2-false-share",
+    "ch2-composite",
+    "ch2-ordering",
+    "ch3-reinforce",
+    "ch3-zero-score",
+    "ch3-value",
+    "ch3-td",
+    "ch3-gae",
+    "ch3-se",
+    "ch3-fork-multiple",
+    "ch4-advantage",
+    "ch4-lone-pass",
+    "ch4-surrogate",
+    "ch4-kl",
+    "ch4-objective",
+    "ch4-token-weight",
+    "ch5-prefix",
+    "ch5-ratio",
+    "ch6-allpass",
+    "ch6-trials",
+    "ch7-token-entropy",
+    "ch7-weight",
+    "ch7-headroom",
+    "ch8-cycle",
+    "ch8-barrier",
+    "ch8-lag",
+    "ch8-capacity",
+    "ch8-workers",
+    "ch8-pass-at-k",
+)
+"""Every labelled equation of the book, in build order (chapter by chapter, top to bottom)."""
+
+NUMBERS = {label: i for i, label in enumerate(LABELS, start=1)}
+"""label -> the number the built book shows for it."""
+
+
+def number(label: str) -> int:
+    """The rendered number of the equation labelled ``label``."""
+    try:
+        return NUMBERS[label]
+    except KeyError:
+        raise ValueError(
+            f"label must be one of the book's equation labels ({LABELS[0]} ... {LABELS[-1]}), got {label!r}"
+        ) from None
+
+
+def _join(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def eq(*labels: str) -> str:
+    """How a title or printed line cites the equations ``labels``: ``eq (14)``, ``eqs (15) and (25)``."""
+    if not labels:
+        raise ValueError("labels must name at least one equation, got none")
+    return ("eqs " if len(labels) > 1 else "eq ") + _join([f"({number(x)})" for x in labels])
+
+
+def eq_html(*labels: str) -> str:
+    """:func:`eq` as HTML, each number in a ``span.rlvr-eq`` naming its label (``data-eq``) for the build test."""
+    if not labels:
+        raise ValueError("labels must name at least one equation, got none")
+    spans = [f'<span class="rlvr-eq" data-eq="{x}">({number(x)})</span>' for x in labels]
+    return ("eqs " if len(labels) > 1 else "eq ") + _join(spans)
