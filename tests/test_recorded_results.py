@@ -252,6 +252,11 @@ def test_a_changed_module_makes_a_stored_result_stale(tmp_path):
     assert claims.stale_code(data, str(tmp_path)) == []
     (tmp_path / "m.py").write_text('"""A module."""\n\n\ndef f(x):\n    return x + 2\n')
     assert claims.stale_code(data, str(tmp_path)) == ["m.py"]
+    field = "class C:\n    lr: float = 1e-3\n    {doc}\n"  # a dataclass field's doc is a lone string: no code
+    (tmp_path / "c.py").write_text(field.format(doc='"""The rate."""'))
+    with_doc = {"fingerprint": claims.fingerprint(["c.py"], {}, root=str(tmp_path))}
+    (tmp_path / "c.py").write_text(field.format(doc='"""The learning rate, eq (13)."""'))
+    assert claims.stale_code(with_doc, str(tmp_path)) == []
     (tmp_path / "m.py").unlink()
     assert claims.stale_code(data, str(tmp_path)) == ["m.py"]
 

@@ -31,8 +31,9 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def source_digest(path: str) -> str:
-    r"""SHA-256 of a Python file's syntax tree with docstrings left out (comments never reach it): a change
-    of code changes it, a reworded comment or docstring or a reformat does not.
+    r"""SHA-256 of a Python file's syntax tree without its docstrings and other lone strings (a dataclass's
+    field docs; comments never reach the tree): a change of code changes it, a reworded comment or
+    docstring or a reformat does not.
 
     >>> import tempfile
     >>> a, b = (tempfile.mktemp(suffix=".py") for _ in range(2))
@@ -44,11 +45,11 @@ def source_digest(path: str) -> str:
     with open(path, encoding="utf-8") as fh:
         tree = ast.parse(fh.read(), filename=path)
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
-                if isinstance(body[0].value.value, str):
-                    node.body = body[1:] or [ast.Pass()]
+        body = getattr(node, "body", None)
+        if isinstance(body, list):  # a string on a line of its own does nothing: docstrings, field docs
+            kept = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+                                            and isinstance(s.value.value, str))]  # fmt: skip
+            node.body = kept or [ast.Pass()]
     return hashlib.sha256(ast.dump(tree).encode()).hexdigest()
 
 

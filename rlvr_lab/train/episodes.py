@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from rlvr_lab.envs.repair import RepairEnv
 from rlvr_lab.policy import sample
 from rlvr_lab.records import Invocation, RolloutRecord
-from rlvr_lab.train.rollout import completion_text, prompt_ids
+from rlvr_lab.train.rollout import completion_text, new_record, prompt_ids
 
 #: What follows each observation in the context: the policy's next action comes after it.
 ACTION_MARK = "\n> "
@@ -114,31 +114,14 @@ def collect_episodes(
         list(pool.map(lambda i: envs[i].grade(), late))
     records = []
     for i, (env, (g, r, task)) in enumerate(zip(envs, owners)):
+        record = new_record(
+            task, f"{id_prefix}{step}-g{g}", r, step, cfg, policy.tokenizer_digest, calls[i], env.episode.source,
+            policy.version,
+        )  # fmt: skip
         verdict = env.episode.verdict
-        evidence = verdict.to_dict()
-        records.append(
-            RolloutRecord(
-                rollout_id=f"{id_prefix}{step}-g{g}-r{r}",
-                group_id=f"{id_prefix}{step}-g{g}",
-                task_id=task.task_id,
-                problem_id=task.problem_id,
-                split=task.split,
-                step=step,
-                fixture=task.fixture.name,
-                fixture_version=task.fixture.version,
-                sampling=cfg.to_dict(),
-                tokenizer_digest=policy.tokenizer_digest,
-                invocations=calls[i],
-                completion_text=env.episode.source,
-                verdict=verdict.outcome,
-                reward=verdict.reward,
-                evidence=evidence,
-                stop_reason=ended.get(i, "horizon"),
-                prompt_tokens=len(calls[i][0].prefix_ids),
-                completion_tokens=sum(len(c.completion_ids) for c in calls[i]),
-                policy_version=policy.version,
-            )
-        )
+        record.verdict, record.reward, record.evidence = verdict.outcome, verdict.reward, verdict.to_dict()
+        record.stop_reason = ended.get(i, "horizon")
+        records.append(record)
     return records
 
 

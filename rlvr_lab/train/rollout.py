@@ -257,32 +257,41 @@ def start_collect(
     pending = grader.submit(
         [(candidate_for(task, text, fmt), task.fixture) for text, (_, _, task) in zip(finals, owners)]
     )
-    records = []
-    for (g, r, task), call_list, text in zip(owners, calls, finals):
-        records.append(
-            RolloutRecord(
-                rollout_id=f"{id_prefix}{step}-g{g}-r{r}",
-                group_id=f"{id_prefix}{step}-g{g}",
-                task_id=task.task_id,
-                problem_id=task.problem_id,
-                split=task.split,
-                step=step,
-                fixture=task.fixture.name,
-                fixture_version=task.fixture.version,
-                sampling=cfg.to_dict(),
-                tokenizer_digest=policy.tokenizer_digest,
-                invocations=call_list,
-                completion_text=text,
-                verdict="unknown",
-                reward=None,
-                evidence={"stop_reason": "awaiting the verifier"},
-                stop_reason=call_list[-1].stop_reason,
-                prompt_tokens=len(call_list[0].prefix_ids),
-                completion_tokens=sum(len(c.completion_ids) for c in call_list),
-                policy_version=policy.version,
-            )
+    records = [
+        new_record(
+            task, f"{id_prefix}{step}-g{g}", r, step, cfg, policy.tokenizer_digest, call_list, text, policy.version
         )
+        for (g, r, task), call_list, text in zip(owners, calls, finals)
+    ]
     return Collection(records, pending, {"sample_s": t_sample, "verify_s": t_verify})
+
+
+def new_record(
+    task, group_id: str, member: int, step: int, cfg, digest: str, calls: list[Invocation], text: str, version: int
+) -> RolloutRecord:
+    """A rollout record of ``task`` (a function or repair task) awaiting its verdict: ``unknown`` with no
+    reward until the caller writes the verifier's answer in (never scored by default)."""
+    return RolloutRecord(
+        rollout_id=f"{group_id}-r{member}",
+        group_id=group_id,
+        task_id=task.task_id,
+        problem_id=task.problem_id,
+        split=task.split,
+        step=step,
+        fixture=task.fixture.name,
+        fixture_version=task.fixture.version,
+        sampling=cfg.to_dict(),
+        tokenizer_digest=digest,
+        invocations=calls,
+        completion_text=text,
+        verdict="unknown",
+        reward=None,
+        evidence={"stop_reason": "awaiting the verifier"},
+        stop_reason=calls[-1].stop_reason,
+        prompt_tokens=len(calls[0].prefix_ids),
+        completion_tokens=sum(len(c.completion_ids) for c in calls),
+        policy_version=version,
+    )
 
 
 def finish_collect(collection: Collection, grader: VerdictCache) -> tuple[list[RolloutRecord], dict]:

@@ -28,9 +28,10 @@ from __future__ import annotations
 import torch
 
 from rlvr_lab.policy import SamplingConfig, completion_logprobs
-from rlvr_lab.records import Invocation, RolloutRecord, write_records
+from rlvr_lab.records import Invocation, write_records
 from rlvr_lab.scoring_mode import scoring_mode
 from rlvr_lab.train.learner import check_replay
+from rlvr_lab.train.rollout import new_record
 
 
 #: The key under which a generation's log-probs at sampling ride in TRL's batch until its first pass.
@@ -173,32 +174,13 @@ def recording_trainer(base):
                 task, verdict = self.tasks_by_id[x["task_id"]], verdicts[i]
                 g, r = divmod(i, self.group_size)
                 stop = "eos" if c and c[-1] in eos else "length"
-                evidence = verdict.to_dict()
-                records.append(
-                    RolloutRecord(
-                        rollout_id=f"trl{step}-g{g}-r{r}",
-                        group_id=f"trl{step}-g{g}",
-                        task_id=task.task_id,
-                        problem_id=task.problem_id,
-                        split=task.split,
-                        step=step,
-                        fixture=task.fixture.name,
-                        fixture_version=task.fixture.version,
-                        sampling=self.sampling.to_dict(),
-                        tokenizer_digest=self.digest,
-                        invocations=[Invocation(0, p, c, lp, step, stop)],
-                        completion_text=self.processing_class.decode(c, skip_special_tokens=True),
-                        verdict=verdict.outcome,
-                        reward=rewards[i],
-                        evidence=evidence,
-                        stop_reason=stop,
-                        prompt_tokens=len(p),
-                        completion_tokens=len(c),
-                        policy_version=step,
-                        admitted=rewards[i] is not None,
-                        exclusion_reason="" if rewards[i] is not None else "unresolved member in group",
-                    )
-                )
+                text = self.processing_class.decode(c, skip_special_tokens=True)
+                call = Invocation(0, p, c, lp, step, stop)
+                record = new_record(task, f"trl{step}-g{g}", r, step, self.sampling, self.digest, [call], text, step)
+                record.verdict, record.reward, record.evidence = verdict.outcome, rewards[i], verdict.to_dict()
+                record.admitted = rewards[i] is not None
+                record.exclusion_reason = "" if record.admitted else "unresolved member in group"
+                records.append(record)
             write_records(self.records_path, records)
             self.records_written += len(records)
 
