@@ -11,6 +11,8 @@ number shown on the built site against the number the build gave the equation it
 (14, 'eq (14)', 'eqs (15) and (25)')
 >>> eq_html("ch1-contrast")
 'eq <span class="rlvr-eq" data-eq="ch1-contrast">(2)</span>'
+>>> cite("the lone pass, equation `ch4-lone-pass`; both, eqs `ch6-allpass` and `ch6-trials`")
+'the lone pass, equation (14); both, eqs (21) and (22)'
 >>> number("ch4-lonepass")
 Traceback (most recent call last):
 ...
@@ -18,6 +20,8 @@ ValueError: label must be one of the book's equation labels (ch1-objective ... c
 """
 
 from __future__ import annotations
+
+import re
 
 LABELS = (
     "ch1-objective",
@@ -85,3 +89,19 @@ def eq_html(*labels: str) -> str:
         raise ValueError("labels must name at least one equation, got none")
     spans = [f'<span class="rlvr-eq" data-eq="{x}">({number(x)})</span>' for x in labels]
     return ("eqs " if len(labels) > 1 else "eq ") + _join(spans)
+
+
+_CITED = re.compile(r"\b(eqs?|equations?) `([\w-]+)`((?: and `[\w-]+`)*)", re.IGNORECASE)
+
+
+def cite(text: str) -> str:
+    """``text`` with each equation cited by label (``equation `ch8-lag```, ``eqs `a` and `b```) numbered.
+
+    Texts written once and shown later (exercise prompts and hints, the train command's help) cite this way.
+    """
+
+    def numbered(m: re.Match) -> str:
+        labels = [m.group(2), *re.findall(r"`([\w-]+)`", m.group(3))]
+        return f"{m.group(1)} " + _join([f"({number(x)})" for x in labels])
+
+    return _CITED.sub(numbered, text)

@@ -1,8 +1,8 @@
 """Section 17.14's "implement it" exercise (:data:`EX9`) and the rules its functions obey.
 
 A ``code`` part (:mod:`rlvr_lab.exercise_spec`) asks the student to *write* one of the chapter's
-algorithms (equation 2's group advantages, the clipped surrogate of equations 4-5, the unbiased pass@k of
-17.9.6, equation 8's version-checked admission). The grader (:mod:`rlvr_lab.grading.code_parts`) takes the
+algorithms (the group advantages, the clipped surrogate, the unbiased pass@k of 17.9.6 and the
+version-checked admission). The grader (:mod:`rlvr_lab.grading.code_parts`) takes the
 function's cell from the notebook (:func:`candidate_source`), refuses what breaks the rules below
 (:func:`rule_problems`) and submits the rest to the course's verifier (17.7): hidden tests in the trusted
 runner, the student's code in a sandbox that holds the interpreter's standard library only -- no numpy,
@@ -251,7 +251,7 @@ _CODE_RULES = (
 EX9 = exercise(
     "ex9_implement_it",
     "Exercise 9 - Implement it: advantages, the clipped surrogate, pass@k, admission (code)",
-    "four of the chapter's algorithms, written by you (17.5.1 eq 2, 17.5.2 eqs 4-5, 17.9.6, 17.9.4 eq 8)",
+    "four of the chapter's algorithms, written by you (17.5.1 eq `ch4-advantage`, 17.5.2 eq `ch4-surrogate`, 17.9.6, 17.9.4 eq `ch8-lag`)",
     {},
     "Each part asks you to *write* one algorithm of the chapter as a Python function. Your cell's check runs "
     "a few public examples. `rlvr-lab grade` takes the function's cell from your notebook and runs it in "
@@ -261,23 +261,23 @@ EX9 = exercise(
     (
         Part(
             "a",
-            "group advantages with the stabiliser (eq 2)",
-            "Write `group_advantages(rewards, eps)`: equation 2 for one group, "
+            "group advantages with the stabiliser (eq `ch4-advantage`)",
+            "Write `group_advantages(rewards, eps)`: equation `ch4-advantage` for one group, "
             "`A_i = (R_i - mean) / (std + eps)` with the population std (divide by G). "
             "An all-equal group gets zeros, never NaN, even with `eps = 0`. " + _CODE_RULES,
             (
                 Answer(
                     "group_advantages",
                     "code",
-                    "equation 2: centre by the group mean, scale by the population "
+                    "equation `ch4-advantage`: centre by the group mean, scale by the population "
                     "std plus eps; a tied group is all zeros.",
                     stub="def group_advantages(rewards, eps=1e-8):\n"
-                    '    """Equation 2 for one group: a list of G floats, A_i = (R_i - mean) / (std + eps).\n\n'
+                    '    """Equation `ch4-advantage` for one group: a list of G floats, A_i = (R_i - mean) / (std + eps).\n\n'
                     "    rewards: a list of G >= 1 finite numbers; eps >= 0. The std is the population std\n"
                     "    (divide by G). A group whose rewards are all equal gets G zeros (never NaN), whatever\n"
                     "    eps >= 0. Raise ValueError for an empty group or a negative eps.\n"
                     '    """\n'
-                    '    raise NotImplementedError("write equation 2")',
+                    '    raise NotImplementedError("write equation `ch4-advantage`")',
                     examples=(
                         ((([0.0, 1.0, 0.0]), 1e-8), [-0.7071067741, 1.4142135482, -0.7071067741]),
                         (([1.0, 0.0, 0.0, 0.0], 0.0), [1.7320508076, -0.5773502692, -0.5773502692, -0.5773502692]),
@@ -289,9 +289,9 @@ EX9 = exercise(
         ),
         Part(
             "b",
-            "the clipped surrogate with clip-higher (eqs 4-5)",
+            "the clipped surrogate with clip-higher (eq `ch4-surrogate`)",
             "Write `clipped_surrogate(ratios, advantages, eps_low, eps_high)`: the per-token term of "
-            "equation 4, `min(r * A, clip(r, 1 - eps_low, 1 + eps_high) * A)`, with clip-higher "
+            "equation `ch4-surrogate`, `min(r * A, clip(r, 1 - eps_low, 1 + eps_high) * A)`, with clip-higher "
             "(`eps_high` may exceed `eps_low`). " + _CODE_RULES,
             (
                 Answer(
@@ -342,18 +342,18 @@ EX9 = exercise(
         ),
         Part(
             "d",
-            "version-checked admission (eq 8)",
-            "Write `version_lag(age_s, step_s)`, equation 8's lag `floor(age / T_step)` as an int, and "
+            "version-checked admission (eq `ch8-lag`)",
+            "Write `version_lag(age_s, step_s)`, equation `ch8-lag`'s lag `floor(age / T_step)` as an int, and "
             "`admit(age_s, step_s, max_lag)`, True iff that lag is at most `max_lag`. " + _CODE_RULES,
             (
                 Answer(
                     "version_lag",
                     "code",
-                    "equation 8: whole training steps elapsed while the rollout aged.",
+                    "equation `ch8-lag`: whole training steps elapsed while the rollout aged.",
                     stub="def version_lag(age_s, step_s):\n"
-                    '    """Equation 8: floor(age_s / step_s), an int. age_s >= 0, step_s > 0 '
+                    '    """Equation `ch8-lag`: floor(age_s / step_s), an int. age_s >= 0, step_s > 0 '
                     '(else ValueError)."""\n'
-                    '    raise NotImplementedError("write equation 8")',
+                    '    raise NotImplementedError("write equation `ch8-lag`")',
                     examples=(((90.0, 40.0), 2), ((200.0, 40.0), 5), ((120.0, 40.0), 3), ((10.0, 0.0), ValueError)),
                 ),
                 Answer(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from rlvr_lab.equations import cite
+
 __all__ = ["Answer", "Part", "Exercise", "exercise", "number", "REL_TOL", "ABS_TOL", "KINDS"]
 
 #: Relative tolerance for numeric answers: 0.5 %, so three significant figures always pass.
@@ -106,10 +108,14 @@ class Exercise:
 
 
 def exercise(stem: str, title: str, summary: str, givens: dict, setting: str, parts: tuple) -> Exercise:
-    """An :class:`Exercise` whose texts (setting, titles, prompts, hints, TODO notes) are filled from ``givens``."""
+    """An :class:`Exercise` whose texts (setting, titles, prompts, hints, TODO notes) are filled from ``givens``.
+
+    Equations are cited by label (``equation `ch8-lag```) and numbered by :func:`rlvr_lab.equations.cite`, in
+    the texts and in code stubs alike.
+    """
 
     def fill(text: str) -> str:
-        return text.format(**givens)
+        return cite(text.format(**givens))
 
     for p in parts:
         for a in p.answers:
@@ -125,11 +131,14 @@ def exercise(stem: str, title: str, summary: str, givens: dict, setting: str, pa
             p,
             title=fill(p.title),
             prompt=fill(p.prompt),
-            answers=tuple(replace(a, hint=fill(a.hint), todo=fill(a.todo)) for a in p.answers),
+            answers=tuple(
+                replace(a, hint=fill(a.hint), todo=fill(a.todo), stub=cite(a.stub) if a.stub else a.stub)
+                for a in p.answers
+            ),
         )
         for p in parts
     )
-    return Exercise(stem, title, summary, givens, fill(setting), filled)
+    return Exercise(stem, title, cite(summary), givens, fill(setting), filled)
 
 
 def number(name: str, hint: str, todo: str = "", fraction: bool = False) -> Answer:

@@ -20,11 +20,11 @@ _TRUE_FALSE = ": True/False"
 EX1 = exercise(
     "ex1_false_accepts",
     "Exercise 1 - False accepts early and late in training (basic)",
-    "false accepts early and late (17.3.2, eq 1)",
+    "false accepts early and late (17.3.2, eq `ch2-false-share`)",
     {"beta": 1.0, "alpha": 0.02, "rho_early": 0.04, "rho_late": 0.40, "target_share": 0.10},
     "A repair-task verifier accepts every criterion success (beta = {beta:g}) and a fraction alpha = {alpha} of "
     "criterion failures. The policy passes the reference criterion with rho = {rho_early} at the start of "
-    "training and rho = {rho_late:.2f} after several hundred updates. Section 17.3.2, equation 1: "
+    "training and rho = {rho_late:.2f} after several hundred updates. Section 17.3.2, equation `ch2-false-share`: "
     "`rewards.false_accept_share(rho, alpha, beta)`.",
     (
         Part(
@@ -34,13 +34,13 @@ EX1 = exercise(
             (
                 number(
                     "share_early",
-                    "equation 1, Pr(fail | accepted) = (1-rho)*alpha / (rho*beta + (1-rho)*alpha).",
+                    "equation `ch2-false-share`, Pr(fail | accepted) = (1-rho)*alpha / (rho*beta + (1-rho)*alpha).",
                     ": share at rho = {rho_early}",
                     True,
                 ),
                 number(
                     "share_late",
-                    "equation 1, Pr(fail | accepted) = (1-rho)*alpha / (rho*beta + (1-rho)*alpha).",
+                    "equation `ch2-false-share`, Pr(fail | accepted) = (1-rho)*alpha / (rho*beta + (1-rho)*alpha).",
                     ": share at rho = {rho_late:.2f}",
                     True,
                 ),
@@ -53,7 +53,7 @@ EX1 = exercise(
             (
                 number(
                     "alpha_max",
-                    "set equation 1 equal to {target_share:.2f} at rho = {rho_early} and solve for alpha.",
+                    "set equation `ch2-false-share` equal to {target_share:.2f} at rho = {rho_early} and solve for alpha.",
                     fraction=True,
                 ),
             ),
@@ -216,7 +216,7 @@ EX4 = exercise(
     "An update samples groups of G = {group_size} over {tasks} tasks. Half the tasks belong to a family the "
     "policy passes with p = {p_hard}, the other half to a family it passes with p = {p_easy:.2f}. Runs are "
     "independent and rewards binary. Sections 17.5.1 and 17.5.4: `rewards.contrast_probability(group_size, p)`, "
-    "`grpo.lone_pass_coefficient(group_size, eps)` (needs torch; equation 3, the lone pass's coefficient).",
+    "`grpo.lone_pass_coefficient(group_size, eps)` (needs torch; equation `ch4-lone-pass`, the lone pass's coefficient).",
     (
         Part(
             "a",
@@ -258,7 +258,7 @@ EX4 = exercise(
             "proposes dropping the hard family: is dropping it acceptable (`drop_hard_family`)? "
             "Critique it and propose an alternative.",
             (
-                number("lone_pass_coefficient", "equation 3 with eps -> 0: (1 - 1/G) / (sqrt(G-1)/G)."),
+                number("lone_pass_coefficient", "equation `ch4-lone-pass` with eps -> 0: (1 - 1/G) / (sqrt(G-1)/G)."),
                 Answer(
                     "drop_hard_family",
                     "boolean",
@@ -353,7 +353,7 @@ EX5 = exercise(
 EX6 = exercise(
     "ex6_reset",
     "Exercise 6 - Reset for a short-horizon support agent (intermediate)",
-    "reset and cycle time (17.9.2, eq 6)",
+    "reset and cycle time (17.9.2, eq `ch8-cycle`)",
     {
         "horizon": 4,
         "t_model": 0.6,
@@ -367,7 +367,7 @@ EX6 = exercise(
     "Support-agent refund tasks: H = {horizon} decisions of {t_model} s model service and {t_tool} s record "
     "lookup each, then {t_assess} s assessment. Cold reset {reset_cold} s, snapshot restore {reset_snapshot} s. "
     "{slots} slots; the shared model service sustains at most {service_cap_per_hour:,.0f} episodes per hour. "
-    "Section 17.9.2, equation 6: `cycle_time.cycle_time(horizon, t_model, t_tool, t_assess, t_reset)`, "
+    "Section 17.9.2, equation `ch8-cycle`: `cycle_time.cycle_time(horizon, t_model, t_tool, t_assess, t_reset)`, "
     "`cycle_time.pool_capacity_per_hour(slots, cycle_s)`.",
     (
         Part(
@@ -376,8 +376,8 @@ EX6 = exercise(
             "Compute the cycle time (s), the reset share of the cycle, and the idealised pool capacity "
             "(episodes per hour) for both resets.",
             (
-                number("cycle_cold", "equation 6: T_cycle = H (t_model + t_tool) + t_assess + t_reset."),
-                number("cycle_snapshot", "equation 6: T_cycle = H (t_model + t_tool) + t_assess + t_reset."),
+                number("cycle_cold", "equation `ch8-cycle`: T_cycle = H (t_model + t_tool) + t_assess + t_reset."),
+                number("cycle_snapshot", "equation `ch8-cycle`: T_cycle = H (t_model + t_tool) + t_assess + t_reset."),
                 number("reset_share_cold", "the reset share is t_reset / T_cycle.", fraction=True),
                 number("reset_share_snapshot", "the reset share is t_reset / T_cycle.", fraction=True),
                 number("capacity_cold", "capacity is slots / T_cycle, converted to episodes per hour."),
@@ -409,7 +409,7 @@ EX6 = exercise(
             "reset as the lever; external state",
             "Is reset the lever here (`reset_is_lever`)? Would a local snapshot restore a refund that "
             "reached an external payment service (`snapshot_restores_external_refund`)? Explain which "
-            "term of equation 6 makes reset the lever.",
+            "term of equation `ch8-cycle` makes reset the lever.",
             (
                 Answer(
                     "reset_is_lever",
@@ -449,7 +449,7 @@ EX7 = exercise(
     "Rollouts take {durations_s[0]:g} s ({duration_shares_pct[0]} %), {durations_s[1]:g} s "
     "({duration_shares_pct[1]} %) or {durations_s[2]:g} s ({duration_shares_pct[2]} %) from first token to "
     "admission. {per_step} trajectories per step need up to K = {trials} verification trials of {trial_s:g} s; "
-    "the pool targets {utilization_pct} % utilisation. Sections 17.9.4-17.9.5, equations 8-9: "
+    "the pool targets {utilization_pct} % utilisation. Sections 17.9.4-17.9.5, equations `ch8-lag` and `ch8-workers`: "
     "`cycle_time.version_lag(age_s, step_s)`, `cycle_time.admit(...)`, "
     "`cycle_time.verifier_workers(arrival_per_s, trials, trial_s, target_utilization)`, "
     "`rewards.expected_trials(q, trials)`.",
@@ -460,9 +460,9 @@ EX7 = exercise(
             "Compute the version lag of each duration class and the fraction of rollouts excluded. "
             "Explain in the markdown cell why that fraction understates the damage to hard tasks.",
             (
-                Answer("lag_30", "integer", "equation 8: the lag is floor(tau_admit / T_step)."),
-                Answer("lag_90", "integer", "equation 8: the lag is floor(tau_admit / T_step)."),
-                Answer("lag_200", "integer", "equation 8: the lag is floor(tau_admit / T_step)."),
+                Answer("lag_30", "integer", "equation `ch8-lag`: the lag is floor(tau_admit / T_step)."),
+                Answer("lag_90", "integer", "equation `ch8-lag`: the lag is floor(tau_admit / T_step)."),
+                Answer("lag_200", "integer", "equation `ch8-lag`: the lag is floor(tau_admit / T_step)."),
                 number(
                     "excluded_fraction",
                     "add the shares of the duration classes whose lag exceeds {max_lag}.",
@@ -497,7 +497,7 @@ EX7 = exercise(
                 Answer(
                     "workers_all_trials",
                     "integer",
-                    "equation 9: W = ceil(lambda K t_v / rho_target) with lambda "
+                    "equation `ch8-workers`: W = ceil(lambda K t_v / rho_target) with lambda "
                     "= {per_step} trajectories per {step_s:g} s step. Floating-point trap: a product that is "
                     "mathematically whole can come out a hair above it in floats (0.1 * 3 / 0.3 gives "
                     "1.0000000000000002), and a ceiling then adds a whole worker; round before the ceiling "
@@ -537,7 +537,7 @@ EX7 = exercise(
 EX8 = exercise(
     "ex8_lengthening_policy",
     "Exercise 8 - Diagnosing a lengthening policy (advanced, critique and redesign)",
-    "the lengthening policy (17.5.3, 17.8.2, eq 5)",
+    "the lengthening policy (17.5.3, 17.8.2, eq `ch7-weight`)",
     {
         "short": 2000,
         "long": 6000,
@@ -550,18 +550,18 @@ EX8 = exercise(
     "During GRPO training with per-rollout token averaging, the mean length of failing rollouts grows "
     "from {short:,} to {long:,} tokens while acceptance stays flat. The team proposes adding w_length len with "
     "w_length = {w_length} and w_format = {w_format}, where len = tokens / {nominal_cap:,} is normalised by a "
-    "nominal cap that the runtime does not enforce. Sections 17.5.3 and 17.8.2, equation 5; "
+    "nominal cap that the runtime does not enforce. Sections 17.5.3 and 17.8.2, equation `ch7-weight`; "
     "`rewards.composite_reward(...)`.",
     (
         Part(
             "a",
             "per-token penalty ratio",
-            "Using equation 5, compute the ratio of per-token penalties, the {short:,}-token failure's over "
+            "Using equation `ch7-weight`, compute the ratio of per-token penalties, the {short:,}-token failure's over "
             "the {long:,}-token failure's, when both share the same advantage.",
             (
                 number(
                     "penalty_ratio",
-                    "equation 5 gives each token the weight A_i / |o_i|; divide the short "
+                    "equation `ch7-weight` gives each token the weight A_i / |o_i|; divide the short "
                     "failure's per-token weight by the long one's.",
                 ),
             ),

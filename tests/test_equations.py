@@ -21,11 +21,14 @@ from rlvr_lab import equations
 HAND_TYPED = re.compile(r"\b(?:eqs?|equations?)\.?\s*\(?\s*\d", re.IGNORECASE)
 LABEL_LINE = re.compile(r"^\s*\$\$\s*\(([\w-]+)\)\s*$|^\s*:label:\s*([\w-]+)\s*$", re.MULTILINE)
 # Everything a reader sees whose text rlvr_lab or the static page writes: figure and panel titles,
-# dashboards, the worked numbers of `rlvr-lab demo`.
+# dashboards, the worked numbers of `rlvr-lab demo`, the exercises' prompts, hints and stubs.
 SHOWN_MODULES = sorted((ROOT / "rlvr_lab" / "figures").glob("*.py")) + [
     ROOT / "rlvr_lab" / "demo.py",
     ROOT / "rlvr_lab" / "cli.py",
     ROOT / "rlvr_lab" / "equations.py",
+    ROOT / "rlvr_lab" / "exercises.py",
+    ROOT / "rlvr_lab" / "exercise_code.py",
+    ROOT / "rlvr_lab" / "exercise_spec.py",
 ]
 STATIC_JS = sorted((ROOT / "book" / "_static").glob("rlvr-*.js"))
 
@@ -152,3 +155,21 @@ def test_train_help_cites_equations_by_label():
 
 def eq_in(text: str) -> set[int]:
     return {int(n) for n in re.findall(r"\beq \((\d+)\)", text)}
+
+
+def test_exercise_texts_cite_equations_by_label():
+    """Prompts, hints and code stubs of the exercises (and the self-check table built from them) carry the
+    numbers of rlvr_lab.equations; the specs name labels only."""
+    from rlvr_lab import exercises
+
+    texts = []
+    for ex in exercises.EXERCISES:
+        texts += [ex.summary, ex.setting]
+        for p in ex.parts:
+            texts += [p.title, p.prompt] + [t for a in p.answers for t in (a.hint, a.todo, a.stub)]
+    assert not any("`ch" in t for t in texts), "an equation label was left unnumbered"
+    shown = {int(n) for t in texts for n in re.findall(r"\b(?:eqs?|equations?) \((\d+)\)", t, re.IGNORECASE)}
+    assert {equations.number("ch2-false-share"), equations.number("ch8-lag")} <= shown
+    table = (ROOT / "rlvr_lab" / "check_table.json").read_text()
+    assert not HAND_TYPED.search(re.sub(r"\b(?:eqs?|equations?) \(\d+\)", "", table, flags=re.IGNORECASE))
+    assert all(int(n) <= len(equations.LABELS) for n in re.findall(r"equation \((\d+)\)", table))

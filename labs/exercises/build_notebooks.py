@@ -142,7 +142,7 @@ REFERENCE = (
         ),
         (
             "from rlvr_lab import grpo\n"
-            "lone_pass_coefficient = grpo.lone_pass_coefficient(8, 0.0)  # equation 3\n"
+            "lone_pass_coefficient = grpo.lone_pass_coefficient(8, 0.0)  # the lone pass's coefficient\n"
             "drop_hard_family = False\nlone_pass_coefficient",
             "**Rubric (part c).** A good answer: gives sqrt(7) = 2.65 for the lone pass; says dropping the "
             "family changes the training distribution (the policy stops seeing the tasks it most needs to "
@@ -261,7 +261,7 @@ REFERENCE = (
     ),
     (  # exercise 8
         (
-            "# Per-token weight A_i / |o_i| (equation 5); the advantage cancels in the ratio.\n"
+            "# Per-token weight A_i / |o_i|; the advantage cancels in the ratio.\n"
             "advantage = -1.0\npenalty_ratio = (advantage / 2000) / (advantage / 6000)\npenalty_ratio",
             None,
         ),

@@ -12,12 +12,11 @@ from __future__ import annotations
 import ast
 import inspect
 import json
-import re
 import sys
 from dataclasses import asdict, dataclass, field, fields, replace
 
 from rlvr_lab.envs.repair_tasks import BUG_KINDS
-from rlvr_lab.equations import eq
+from rlvr_lab.equations import cite
 
 PRESETS = ("ci", "cpu", "gpu", "t4")
 #: The pretrained model of the ``t4`` preset: a public 0.5B instruct code model (Apache-2.0) with a chat template.
@@ -448,7 +447,7 @@ def field_docs() -> dict[str, str]:
             and isinstance(after.value.value, str)
         ):
             text = " ".join(after.value.value.split())
-            docs[node.target.id] = re.sub(r"\beq `([\w-]+)`", lambda m: eq(m.group(1)), text)
+            docs[node.target.id] = cite(text)
     return docs
 
 
