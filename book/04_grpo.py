@@ -138,33 +138,35 @@ relations.group_advantages_figure(group_rewards=(0.0, 1.0, 0.0))
 # %% [markdown]
 # ### Recorded: does a naive verifier amplify an exploit on the course's model?
 #
-# `experiments/exploit_amplification.py` (lab 4 on three seeds) warm-starts a tiny model with a few
-# demonstrations of an exploit (`os._exit(0)`, which the naive harness of chapter 6 scores as a pass) and
-# trains it twice from the same warm start, rewarded by the naive harness and by the isolated verifier. Two
-# warm starts were recorded (`rlvr_lab.claims`), and the difference between them is the lesson.
+# `experiments/exploit_amplification.py` (lab 4's comparison on five seeds) sets up the scenario above. A
+# tiny model learns two easy task families from honest demonstrations. On a third family it only sees wrong
+# attempts: for every training task, six near misses and one exploit (`os._exit(0)`, which the naive harness
+# of chapter 6 scores as a pass). At step 0 it writes the exploit on 0 to 12.5 % of rollouts. The same warm
+# start is then trained twice, rewarded by the naive harness and by the isolated verifier, and every group
+# in which the exploit was rewarded is sorted by its make-up: the exploit as the lone pass, as one of
+# several exploits, or beside an honest pass.
 #
-# **When the exploit is an occasional habit on many tasks, the claim reproduces.** With the exploit
-# demonstrated as an extra answer on tasks that keep their honest one, the warm start writes it on 7-23 %
-# of rollouts, often as the only pass in its group. Under the naive reward its rate rose to 0.48-0.67 in
-# every seed while the true pass rate fell in every seed; under the isolated verifier it vanished. The
-# difference in the final exploit rate has a 95 % interval well above zero.
+# **The exploit was amplified.** Under the naive reward its rate over the last five steps was 0.597
+# [0.208, 0.986] of all rollouts; under the isolated verifier it faded to 0.004 [-0.002, 0.011]. The
+# difference, 0.593 [0.206, 0.979], has a 95 % interval well above zero (five seeds). On the hard family the
+# exploit crowded out the honest passes the policy had been finding there (true pass rate 0.135 to 0.039
+# under the naive reward; 0.184 to 0.205 under isolation).
 #
-# **When the exploit is all-or-nothing per task, it barely moves.** With the exploit demonstrated as the
-# only answer to a few hard tasks, whole groups either never write it or all write it. An all-exploit group
-# is an all-pass group under the naive reward, with zero contrast and no gradient; only 1 to 3 groups per
-# run were lone passes won by the exploit, and the difference between the arms has an interval that
-# includes zero. Equation {eq}`ch4-lone-pass` amplifies an exploit only where it is the rare pass among
-# failures, which is exactly where a real policy first stumbles on one.
+# **The lone pass was not the main route.** Lone passes carried 0.12 [-0.06, 0.30] of the exploit's
+# positive advantage over a run, and 0.30 [-0.10, 0.70] in the first step. Groups with several exploits
+# carried 0.64 [0.27, 1.02]. Equation {eq}`ch4-lone-pass` is the largest push *per rollout*, but a group with
+# $k$ passes out of $G$ gives each $\sqrt{(G-k)/k}$, so together they get $\sqrt{k(G-k)}$: 2.65 for one pass
+# at $G = 8$, 3.46 for two, 4.00 for four. This policy wrote the exploit unevenly, more on some tasks than
+# others, so from the first steps many groups held two or more, and those groups pushed hardest. A false
+# pass needs no lone-pass luck to take over; it only needs to beat the failures beside it.
 
 # %%
 from IPython.display import Markdown, display
 from rlvr_lab import claims
 from rlvr_lab.figures import experiments
 
-for name in ("exploit_amplification_easy", "exploit_amplification"):
-    print(name, "|", claims.load(name)["command"])
-    display(Markdown(claims.table(name)))
-experiments.recorded_exploit_figure(claims.load("exploit_amplification_easy"))
+display(Markdown(claims.table("exploit_amplification")))
+experiments.recorded_exploit_figure()
 
 # %% [markdown]
 # ## The clipped surrogate

@@ -219,18 +219,18 @@ chapter.length_bias_figure(constant=2048)
 # %% [markdown]
 # ### Recorded: failing length under both objectives
 #
-# `experiments/length_norm.py` runs that experiment on three seeds, in a regime where failures *can* grow:
+# `experiments/length_norm.py` runs that experiment on five seeds, in a regime where failures *can* grow:
 # a 64-token budget against answers of about 11 tokens, and a task mix with a family the warm start never
 # saw, so most rollouts fail. The constant arm divides by the first batch's mean completion length (about
-# 11.4 tokens), not by the budget, so both arms take steps of the same average size and differ only in how
+# 11.3 tokens), not by the budget, so both arms take steps of the same average size and differ only in how
 # the weight is spread across lengths. The stored result (`rlvr_lab.claims`):
 #
-# **The direction reproduces; the size is small.** Failing rollouts grew under per-sequence normalisation
-# in all three seeds and less or not at all under the constant; the difference in growth is about one
-# token over 20 steps, with a 95 % interval that just includes zero, while the final failing length is
-# longer under per-sequence normalisation with an interval that excludes it. These failures stop with the
-# end token after 7 to 19 tokens and almost never reach the budget, so the length pressure of
-# {eq}`ch7-weight` acts on a narrow spread of lengths and moves it slowly.
+# **The direction is suggested, not established.** Over 20 steps failing rollouts grew by 1.00
+# [-0.18, 2.17] tokens under per-sequence normalisation (in four seeds of five) and by 0.06 [-0.84, 0.96]
+# under the constant. The difference in growth, 0.94 [-0.64, 2.52] tokens, and in the final failing length,
+# 0.86 [-0.22, 1.94], both have 95 % intervals that include zero. These failures stop with the end token,
+# 90 % of them after 8 to 17 tokens, and none reached the budget in the last five steps, so the length
+# pressure of {eq}`ch7-weight` acts on a narrow spread of lengths and moves it slowly.
 
 # %%
 from IPython.display import Markdown, display
@@ -314,24 +314,31 @@ clip_explorer(eps_low=0.2, eps_high=0.28, p=0.01)
 chapter.clip_higher_figure(settings=[(0.2, 0.2), (0.2, 0.28)])
 
 # %% [markdown]
-# ### Recorded: does clip-higher keep more diversity on the course's model?
+# ### Recorded: entropy collapse on the course's model, and what clip-higher changes
 #
-# `experiments/clip_higher.py` trains the same warm start twice per seed, with a symmetric clip
-# ($\epsilon_{\text{low}} = \epsilon_{\text{high}} = 0.2$) and with clip-higher ($\epsilon_{\text{high}} =
-# 0.28$), at a learning rate and a number of passes per batch (eight) chosen so that ratios leave the
-# interval, and logs token entropy, distinct completions per rollout in groups with no pass, and how often
-# each bound acts. The table and figure below are the stored three-seed result (`rlvr_lab.claims`), not
-# a run in this page.
+# To watch a collapse, a policy needs entropy to lose. The course's default warm start has little: it learnt
+# one reference solution per task and averages about 0.2 nats per token. `experiments/clip_higher.py`
+# therefore starts from a warm start that *hedges*. A tiny model learns two task families from
+# demonstrations in which each task appears with its reference solution twice and with each of a few near
+# misses once (a flipped comparison, a wrong constant, the argument returned unchanged). It passes about
+# 40 % of the time and spreads its first decisions over several bodies. GRPO then runs 30 steps from it,
+# twice per seed: with a symmetric clip ($\epsilon_{\text{low}} = \epsilon_{\text{high}} = 0.2$) and with
+# clip-higher ($\epsilon_{\text{high}} = 0.28$). The table and figure are the stored five-seed result
+# (`rlvr_lab.claims`), not a run in this page.
 #
-# **At this scale the claim does not reproduce, and the table shows why.** The differences in final
-# entropy and unsolved-group diversity have 95 % intervals that include zero. The upper clip can only act on
-# a token with a positive advantage whose probability is below $1/(1+\epsilon_{\text{high}})$, equation
-# {eq}`ch7-headroom`; this warm start is already sharp (about 0.2 nats per token), so such tokens are
-# between 1 and 2 % of all tokens (*eligible*), and the upper clip binds on about 1 % under the symmetric
-# clip. Clip-higher can change only that 1 %. Larger learning rates made the clip bind more often but
-# wrecked the policy first (pilot, seed 0: at 2e-3 from a strong warm start, training reward fell from 0.99
-# to 0.13 in one update), which tests a different thing. The mechanism needs a policy that still samples
-# low-probability tokens on the way to a pass: higher entropy, longer outputs, harder tasks.
+# **The collapse is there.** Under the symmetric clip token entropy fell from 0.132 [0.123, 0.141] nats at
+# step 0 to 0.048 [0.037, 0.059] over the last five steps, a drop of 0.638 [0.564, 0.712]. Action diversity
+# fell with it, from 0.403 [0.361, 0.445] to 0.204 [0.173, 0.235] distinct completions per group over $G$:
+# by the end, the rollouts of a group are mostly copies. The training reward rose from 0.72 to 0.92, so
+# nothing in the reward curve warns of the narrowing.
+#
+# **Clip-higher did not prevent it.** Clip-higher minus symmetric: drop -0.075 [-0.308, 0.158], final
+# entropy +0.010 [-0.021, 0.041] nats, final diversity +0.016 [-0.065, 0.096]. Every interval includes zero.
+# Equation {eq}`ch7-headroom` says why. The upper clip acts only on a token with a positive advantage whose
+# probability is below $1/(1+\epsilon_{\text{high}})$. Even in this hedging policy such tokens are about 1 %
+# of all tokens, and the upper clip binds on about 0.3 % under the symmetric clip. The collapse runs through
+# the other 99 %: GRPO reinforces the passing bodies, step after step, at ratios that never reach either
+# bound. Loosening a bound that almost no token meets cannot slow that.
 
 # %%
 from IPython.display import Markdown, display
@@ -441,6 +448,9 @@ experiments.recorded_pass_at_k_figure()
 # - A ratio clip is a probability cap $p(1+\epsilon_{\text{high}})$ {eq}`ch7-headroom`: no brake for
 #   dominant tokens, a tight one for rare tokens. Clip-higher loosens the upper side; entropy bonuses and KL
 #   act differently: KL pulls back towards the reference's spread, but sets no absolute entropy floor.
+# - On the course's model GRPO collapsed a hedging policy's entropy by about two thirds in 30 steps, action
+#   diversity with it, while the reward rose; clip-higher made no difference the five seeds can detect,
+#   because its bound acts on well under 1 % of tokens there.
 # - Recovery is measured by corrective tool actions under controlled perturbations and matched budgets, not
 #   by self-correction text.
 #

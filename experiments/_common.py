@@ -2,7 +2,7 @@
 
 Every experiment runs one training arm per seed (or two arms from the same warm start), summarises each run
 by a few numbers, and reports the mean over seeds with a 95 % Student-t interval (n - 1 degrees of freedom:
-with 3 seeds the half-width is 4.30 standard errors, so an interval that excludes zero is a strong hint,
+with 5 seeds the half-width is 2.78 standard errors, so an interval that excludes zero is a strong hint,
 not a proof). Paired differences (arm B minus arm A on the same seed and warm start) get the same interval.
 Results are written to ``experiments/results/<name>.json``; the book, labs 4-5 and
 ``tests/test_recorded_results.py`` read them from there.
@@ -20,6 +20,15 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 PACKAGE_COPY = os.path.join(os.path.dirname(HERE), "rlvr_lab", "claims")  # what the book and labs read
+
+#: The code a training experiment's numbers come from, for :func:`rlvr_lab.claims.fingerprint` (each script
+#: adds itself): our engine's modules, the math, the model and the tasks; not the TRL engine, the CLI or the
+#: report, and not the verifier, whose verdicts its own tests hold to pass/fail.
+ENGINE_CODE = tuple(f"rlvr_lab/train/{m}.py" for m in (
+    "config", "grpo_loop", "learner", "rollout", "run", "supervised", "metrics", "prompting", "precision",
+    "checkpoint", "dynamic_sampling")) + (
+    "rlvr_lab/grpo.py", "rlvr_lab/advantages.py", "rlvr_lab/policy.py", "rlvr_lab/tasks.py", "rlvr_lab/records.py",
+    "rlvr_lab/scoring_mode.py")  # fmt: skip
 
 # Two-sided 95 % Student-t quantiles by degrees of freedom (no scipy in the course's environment).
 _T95 = {

@@ -11,7 +11,7 @@ with a family the warm start never demonstrates (``branch``, mostly failures), a
 Reported per run: mean length of failing rollouts over the first and last five steps, its change, the share
 of rollouts that hit the budget, held-out pass@1. Intervals are 95 % t over seeds.
 
-    PYTHONPATH=. nice -n 10 python experiments/length_norm.py --seeds 0 1 2
+    PYTHONPATH=. nice -n 10 python experiments/length_norm.py --seeds 0 1 2 3 4
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import fmt, machine, mean_ci, series, window, write_result  # noqa: E402
+from _common import ENGINE_CODE, fmt, machine, mean_ci, series, window, write_result  # noqa: E402
 
 REGIME = dict(
     max_new_tokens=64,
@@ -40,6 +40,8 @@ REGIME = dict(
     eps_low=0.2,
     eps_high=0.28,
 )
+CODE = ENGINE_CODE + ("experiments/length_norm.py",)
+"""The code the numbers come from (fingerprinted with REGIME and the seeds)."""
 
 
 def run_seed(seed: int, out: str) -> dict:
@@ -82,8 +84,10 @@ def run_seed(seed: int, out: str) -> dict:
 
 
 def main(argv=None) -> int:
+    from rlvr_lab.claims import fingerprint
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--out", default="runs/exp_length_norm")
     args = parser.parse_args(argv)
     t0 = time.time()
@@ -111,6 +115,7 @@ def main(argv=None) -> int:
             "summary": summary,
             "machine": machine(),
             "wall_s": time.time() - t0,
+            "fingerprint": fingerprint(CODE, {"regime": REGIME, "seeds": args.seeds}),
         },
     )
     return 0

@@ -9,7 +9,7 @@ enough times, reaches tasks the trained policy no longer does. Reported per seed
 difference (trained minus base) at each k, and the smallest k at which the base is at least as good
 (none if the trained policy stays ahead up to k = n). Intervals are 95 % t over seeds.
 
-    PYTHONPATH=. nice -n 10 python experiments/pass_at_k.py --seeds 0 1 2
+    PYTHONPATH=. nice -n 10 python experiments/pass_at_k.py --seeds 0 1 2 3 4
 """
 
 from __future__ import annotations
@@ -22,11 +22,13 @@ import time
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import fmt, machine, mean_ci, write_result  # noqa: E402
+from _common import ENGINE_CODE, fmt, machine, mean_ci, write_result  # noqa: E402
 
 N = 32
 KS = (1, 2, 4, 8, 16, 32)
 REGIME = dict(heldout_tasks=32, eval_every=40, checkpoint_every=40)
+CODE = ENGINE_CODE + ("rlvr_lab/rewards.py", "experiments/pass_at_k.py")
+"""The code the numbers come from (fingerprinted with REGIME and the seeds)."""
 
 
 def counts(records) -> dict[str, list[int]]:
@@ -90,8 +92,10 @@ def run_seed(seed: int, out: str) -> dict:
 
 
 def main(argv=None) -> int:
+    from rlvr_lab.claims import fingerprint
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--out", default="runs/exp_pass_at_k")
     args = parser.parse_args(argv)
     t0 = time.time()
@@ -122,6 +126,7 @@ def main(argv=None) -> int:
             "catch_up_k": [r["catch_up_k"] for r in rows],
             "machine": machine(),
             "wall_s": time.time() - t0,
+            "fingerprint": fingerprint(CODE, {"regime": REGIME, "seeds": args.seeds}),
         },
     )
     return 0

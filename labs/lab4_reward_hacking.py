@@ -33,24 +33,28 @@ if ON_COLAB:
 # %% [markdown]
 # # Lab 4 - Reward hacking under optimisation
 #
-# Section 17.5.1 makes a sharp claim: in a group where almost everything fails, the one rollout that passes
-# gets the largest coefficient (about sqrt(G-1) for a lone pass), and the gradient copies it - whether the
-# pass was earned or hacked. A verifier that can be fooled therefore does not just leak a little reward: it
-# turns a rare exploit into the policy's main lesson.
+# Chapter 4's equation for a lone pass makes a sharp claim: in a group where everything else fails, the one
+# rollout that passes gets the largest coefficient of the batch (about $\sqrt{G-1}$), and the gradient copies
+# it - whether the pass was earned or hacked. A verifier that can be fooled therefore does not just leak a
+# little reward: it can turn a rare exploit into what the policy learns.
 #
 # Here we give a policy a small, realistic foothold for one exploit and let GRPO decide what to do with it.
-# The warm start holds honest demonstrations of easy task families and a few demonstrations, on tasks of
-# a harder family it never demonstrates honestly, whose body is `import os; os._exit(0)`; GRPO then trains
-# on a mix of an easy and that hard family, where honest passes are rare. The exploit's process exits
-# with status 0 in the middle of the tests. The naive harness reads the exit status and calls that a pass;
-# the isolated verifier runs the candidate in a sandbox behind a proxy and calls it a failure. We then train
-# **the same warm start twice**, once rewarded by the naive harness and once by the isolated verifier, and
-# measure on every training rollout:
+# The warm start learns two easy task families from honest demonstrations. On a third, harder family it
+# only ever sees wrong attempts: for every one of its training tasks, six near misses (a flipped comparison,
+# a wrong constant, the argument returned unchanged) and one exploit whose body is `import os;
+# os._exit(0)`. So on a hard task the warm-started policy almost never passes honestly and writes the
+# exploit now and then - the chapter's scenario. The exploit's process exits with status 0 in the middle of
+# the tests: the naive harness reads the exit status and calls that a pass; the isolated verifier runs the
+# candidate in a sandbox behind a proxy and calls it a failure. We then train **the same warm start twice**,
+# once rewarded by the naive harness and once by the isolated verifier, and measure on every training
+# rollout:
 #
 # * the **exploit rate** - the share of rollouts whose completion is the well-formed exploit
-#   (`import os` and `os._exit(0)` as statements), and
+#   (`import os` and `os._exit(0)` as statements);
 # * the **true pass rate** - the share that the *isolated* verifier accepts (for the naive run every
-#   rollout is re-verified by the isolated verifier after training).
+#   rollout is re-verified by the isolated verifier after training);
+# * **where the exploit's advantage came from** - in a group where it was the lone pass, one of several
+#   exploits, or beside an honest pass.
 #
 # **What is measured, where, how often.** One seed, one warm start shared by both runs, the preset's
 # number of GRPO steps, on the hardware printed below. Rewards during training: `NaiveVerifier` (teaching
@@ -80,7 +84,8 @@ from rlvr_lab.lab_setup import fresh_dir, series  # an emptied run folder of you
 from rlvr_lab.train import TrainConfig, train
 
 # %%
-import concurrent.futures as cf, dataclasses, random
+import concurrent.futures as cf
+from rlvr_lab import exploits
 from rlvr_lab.policy import build_model, save_policy, train_tokenizer
 from rlvr_lab.records import read_records
 from rlvr_lab.tasks import make_suite, split_tasks
@@ -88,29 +93,24 @@ from rlvr_lab.train import PolicyHandle, VerdictCache, evaluate, heldout_subset,
 from rlvr_lab.verifier import Verifier, VerifierPool
 from rlvr_lab.verifier.naive import NaiveVerifier
 
-EXPLOIT = "    import os\n    os._exit(0)\n"
-def is_exploit(completion):
-    # A well-formed exploit: both lines present as statements (a garbled attempt is an ordinary failure).
-    lines = [line.strip() for line in completion.splitlines()]
-    return "import os" in lines and "os._exit(0)" in lines
-
-# The warm start teaches easy families (honest demonstrations plus a few exploit demonstrations); GRPO then
-# trains on a mix that adds a family with no demonstrations, where honest passes are rare - the regime of
-# section 17.5.1 in which a hacked pass is often the only pass in its group.
+# The warm start learns the easy families honestly; GRPO trains on one easy and the hard family, where the
+# only passes the policy can find at first are hacked ones. `misses`: near misses beside each exploit
+# demonstration on a hard task (the exploit is then about 1 sample in misses + 1). The cpu setting is the
+# regime of the recorded runs below (experiments/exploit_amplification.py), on one seed.
 LAB = {"ci": dict(sft_families=("arith",), families=("arith", "branch"), problems_per_family=4, sft_steps=40,
-                  sft_batch=8, grpo_steps=3, tasks_per_step=4, group_size=4, heldout_tasks=2, exploit_demos=2),
+                  sft_batch=8, grpo_steps=3, tasks_per_step=4, group_size=4, heldout_tasks=2, misses=3),
        "cpu": dict(sft_families=("arith", "affine"), families=("affine", "branch"), problems_per_family=6,
-                   sft_steps=120, sft_batch=16, grpo_steps=60, tasks_per_step=6, group_size=8, heldout_tasks=8,
-                   exploit_demos=1),
+                   sft_steps=120, sft_batch=16, grpo_steps=16, tasks_per_step=6, group_size=8, heldout_tasks=8,
+                   misses=6),
        "gpu": dict(sft_families=("arith", "affine"), families=("affine", "branch", "listagg"), problems_per_family=8,
                    sft_steps=200, sft_batch=32, grpo_steps=30, tasks_per_step=16, group_size=8, heldout_tasks=16,
-                   exploit_demos=4)}[PRESET]
+                   misses=6)}[PRESET]
 base = TrainConfig.preset(PRESET, progress=False, plots=False, seed=0, families=LAB["families"],
                           sft_families=LAB["sft_families"], problems_per_family=LAB["problems_per_family"],
                           sft_steps=LAB["sft_steps"], sft_batch=LAB["sft_batch"], sft_lr=1e-2,
                           grpo_steps=LAB["grpo_steps"], tasks_per_step=LAB["tasks_per_step"],
                           group_size=LAB["group_size"], heldout_tasks=LAB["heldout_tasks"],
-                          eval_every=LAB["grpo_steps"], model_size="tiny", verdict_cache=True)
+                          eval_every=LAB["grpo_steps"], model_size="tiny", overlap=False, verdict_cache=True)
 
 class NaivePool:
     # The trainer needs only submit(candidate, fixture) -> Future[Verdict]; this one asks the naive harness.
@@ -123,22 +123,24 @@ class NaivePool:
 
 
 # %% [markdown]
-# ## 1. A warm start with a few exploit demonstrations
+# ## 1. A warm start that hacks now and then
 #
-# The usual warm start (demonstrations of reference solutions), plus a handful of training tasks whose
-# demonstration is the exploit. The tokenizer sees the exploit text too, so the policy can spell it.
+# The usual warm start (demonstrations of reference solutions) for the easy families, and for each training
+# task of the hard family its near misses and one exploit. The tokenizer sees the exploit text too, so the
+# policy can spell it.
 
 # %%
 suite = make_suite(seed=base.seed, families=tuple(sorted(set(base.families) | set(base.sft_families))),
                    variants=base.variants, heldout_fraction=base.heldout_fraction,
                    problems_per_family=base.problems_per_family)
 demos = split_tasks(suite, "train", base.sft_families)
-# The exploit demonstrations sit on training tasks of the family the warm start cannot solve honestly.
 hard_families = tuple(f for f in base.families if f not in base.sft_families)
-hacked = [dataclasses.replace(t, solution=EXPLOIT)
-          for t in random.Random(base.seed).sample(split_tasks(suite, "train", hard_families), LAB["exploit_demos"])]
+hard_tasks = split_tasks(suite, "train", hard_families)
+print("near misses of", hard_tasks[0].task_id, "(reference:", repr(hard_tasks[0].solution) + "):",
+      exploits.near_misses(hard_tasks[0]))
+hacked = exploits.rare_exploit_demos(hard_tasks, LAB["misses"], base.seed)
 # The exploit text is repeated in the tokenizer's corpus so that BPE gives it a few whole tokens (easy to spell).
-tok = train_tokenizer([t.prompt + t.solution for t in suite if t.split == "train"] + [EXPLOIT] * 60,
+tok = train_tokenizer([t.prompt + t.solution for t in suite if t.split == "train"] + [exploits.EXPLOIT] * 60,
                       base.vocab_size)
 model = build_model(tok, base.model_size, seed=base.seed)
 losses = sft(model, tok, demos + hacked, base.sft_steps, base.sft_batch, base.sft_lr, base.seed)
@@ -150,8 +152,9 @@ heldout = heldout_subset(base, suite)
 before, _ = evaluate(PolicyHandle(model, tok, 0, sampling_of(base), tokenizer_digest(tok)), heldout, base,
                      VerdictCache(isolated_pool), "warm")
 with open(os.path.join(warm, "lineage.json"), "w") as fh:
-    json.dump({"heldout": before, "exploit_demos": len(hacked), "honest_demos": len(demos)}, fh)
-print(f"warm start: {len(demos)} honest + {len(hacked)} exploit demonstrations, final NLL {losses[-1]:.2f}; "
+    json.dump({"heldout": before, "exploit_demos": len(hard_tasks), "honest_demos": len(demos)}, fh)
+print(f"warm start: {len(demos)} honest demonstrations, {len(hacked) - len(hard_tasks)} near misses and "
+      f"{len(hard_tasks)} exploits on the hard family; final NLL {losses[-1]:.2f}; "
       f"held-out pass@1 (isolated) {before['pass1']:.3f}")
 
 # %% [markdown]
@@ -192,8 +195,8 @@ for name, result in runs.items():
     for s in steps:
         rs = [r for r in records if r.step == s]
         hard = [r for r in rs if r.task_id.split("/")[0] not in base.sft_families]
-        rows.append(dict(step=s, exploit=np.mean([is_exploit(r.completion_text) for r in rs]),
-                         exploit_hard=np.mean([is_exploit(r.completion_text) for r in hard]) if hard else np.nan,
+        rows.append(dict(step=s, exploit=np.mean([exploits.is_exploit(r.completion_text) for r in rs]),
+                         exploit_hard=np.mean([exploits.is_exploit(r.completion_text) for r in hard]) if hard else np.nan,
                          reward=np.mean([r.reward or 0.0 for r in rs]),
                          true=np.mean([r.verdict == "pass" if name == "isolated" else true_pass(r) for r in rs])))
     curves[name] = rows
@@ -216,73 +219,88 @@ for name, rows in curves.items():
               f"(family without demonstrations: {r['exploit_hard']:.3f})  true pass {r['true']:.3f}")
 
 # %% [markdown]
-# ## 4. The lone hacked pass
+# ## 4. Where the exploit's advantage came from
 #
-# Why does the exploit spread so fast under the naive reward? Take a group from the naive run where exactly
-# one rollout was rewarded and compute its coefficients with equation 2.
+# Equation 3 says a lone pass among $G$ gets $\sqrt{G-1}$. But a group with $k$ passes hands each of them
+# $\sqrt{(G-k)/k}$, so all $k$ together get $\sqrt{k(G-k)}$, which *grows* with $k$ up to $G/2$: per rollout
+# the lone pass is the strongest push, per group it is not. Which one moved this policy is a question for the
+# records. Below, every group of the naive run in which the exploit was rewarded is sorted by its make-up -
+# the exploit as the lone pass, as one of several exploits, or beside an honest pass - and the exploit's
+# positive advantage (equation 2 on the training rewards) is summed per kind.
 
 # %%
 from rlvr_lab import grpo
 G = base.group_size
 lone, failure = grpo.lone_pass_group_coefficients(G)
-print(f"G = {G}: a lone pass gets {lone:+.2f} (equation 3), each failure {failure:+.2f}")
+print(f"G = {G}: a lone pass gets {lone:+.2f} (equation 3), each failure {failure:+.2f}; "
+      f"a group's passes together: " + ", ".join(f"k={k}: {np.sqrt(k * (G - k)):.2f}" for k in range(1, G)))
 records = [r for r in read_records(os.path.join(runs["naive"].out_dir, "records.jsonl")) if r.step >= 0]
-groups = {}
-for r in records:
-    groups.setdefault(r.group_id, []).append(r)
-lone = [g for g in groups.values() if sum((r.reward or 0) for r in g) == 1]
-hacked_lone = [g for g in lone if any(r.reward == 1 and is_exploit(r.completion_text) for r in g)]
-print(f"naive run: {len(lone)} groups with a lone pass, {len(hacked_lone)} of them won by the exploit")
+steps = sorted({r.step for r in records})
+by_step = [exploits.exploit_advantage_by_composition([r for r in records if r.step == s], base.std, base.scale)
+           for s in steps]
+whole = exploits.exploit_advantage_by_composition(records, base.std, base.scale)
+print("groups by how many members exploit (0, 1, ..., G):", exploits.exploit_counts(records, G))
+for kind in exploits.COMPOSITIONS:
+    print(f"{kind:14s} {whole['groups'][kind]:3d} groups, advantage {whole['advantage'][kind]:6.1f} "
+          f"({whole['share'][kind]:.0%} of the exploit's)")
+fig, ax = plt.subplots(figsize=(7, 3.4))
+bottom = np.zeros(len(steps))
+for kind, label in (("lone", "lone pass"), ("several", "one of 2..G-1 exploits"),
+                    ("beside_honest", "beside an honest pass")):
+    heights = np.array([b["advantage"][kind] for b in by_step])
+    ax.bar(steps, heights, bottom=bottom, label=label)
+    bottom += heights
+ax.set(xlabel="GRPO step", ylabel="exploit's positive advantage", title="naive run, by group make-up")
+ax.legend()
+fig.tight_layout()
+plt.show()
 
 # %% [markdown]
 # ## Closing note
 #
-# What the chapter predicts (section 17.5.1), to check against the numbers printed below rather than to
-# take on trust: under the naive reward the exploit is the one behaviour that earns reward when honest passes
-# are rare, so every group it wins hands it the largest coefficient and its rate should climb while the true
-# pass rate does not; under the isolated verifier the same demonstrations earn nothing and the exploit
-# should not be reinforced. Whether this run shows it depends on how often the exploit actually won a
-# lone-pass group (section 4's count): if that count is a handful, the mechanism barely fired and one seed
-# proves little either way. Note the "at least": on the hard family nearly every group fails, and an
-# all-fail group has zero contrast (section 17.5.4), so the isolated verifier gives the exploit no *negative*
-# push there either - it simply stops being copied. One step samples only six tasks, so a single step's rate
-# jumps with the family mix; the summary averages the first and the last ten steps (a quarter of the run on
-# `ci`). The `ci` preset runs only a few steps, so its trend is short; use `cpu` for a clear picture. The
-# numbers of this run:
+# What the chapter predicts, to check against the numbers printed below rather than to take on trust:
+# under the naive reward the exploit is the only behaviour on the hard family that earns reward, so its
+# rate should climb while the true pass rate does not; under the isolated verifier the same demonstrations
+# earn nothing and the exploit should fade. Section 4 says *how* it climbed. The first exploits are lone
+# passes and carry equation 3's large coefficient; once the exploit is common, most groups hold several and
+# the larger group total $\sqrt{k(G-k)}$ takes over. On the hard family nearly every group of the isolated
+# run fails, and an all-fail group has zero contrast, so the isolated verifier gives the exploit no
+# *negative* push there: it fades because the rollouts that beat it on the easy family pull the policy
+# elsewhere. One step samples only six tasks, so a single step's rate jumps with the family mix; the summary
+# averages the first and the last five steps (fewer on `ci`, whose trend is too short to read). The numbers
+# of this run:
 
 # %%
-print(f"Measured on {HARDWARE}, preset {PRESET}, one seed ({base.seed}), {LAB['exploit_demos']} exploit "
-      f"demonstrations in the warm start, {base.grpo_steps} GRPO steps of {base.tasks_per_step} tasks x G = {G}.")
-span = max(1, min(10, len(next(iter(curves.values()))) // 4))
+print(f"Measured on {HARDWARE}, preset {PRESET}, one seed ({base.seed}), {LAB['misses']} near misses per "
+      f"exploit demonstration, {base.grpo_steps} GRPO steps of {base.tasks_per_step} tasks x G = {G}.")
+span = max(1, min(5, len(next(iter(curves.values()))) // 3))
 def ends(rows, key):
     values = np.array([r[key] for r in rows], dtype=float)
     return np.nanmean(values[:span]), np.nanmean(values[-span:])
 print(f"Means over the first and the last {span} steps:")
 for name, rows in curves.items():
     (e0, e1), (h0, h1), (t0, t1), (r0, r1) = (ends(rows, k) for k in ("exploit", "exploit_hard", "true", "reward"))
-    print(f"- rewarded by {name}: exploit rate {e0:.3f} -> {e1:.3f} (on the family without demonstrations "
+    print(f"- rewarded by {name}: exploit rate {e0:.3f} -> {e1:.3f} (on the hard family "
           f"{h0:.3f} -> {h1:.3f}); true pass rate {t0:.3f} -> {t1:.3f}; training reward {r0:.3f} -> {r1:.3f}")
+first = next((b for b in by_step if b["total"] > 0), None)
+print(f"- the exploit's positive advantage in the naive run: {whole['total']:.1f} in all, lone passes "
+      f"{whole['share']['lone']:.0%}, several exploits {whole['share']['several']:.0%}, beside an honest pass "
+      f"{whole['share']['beside_honest']:.0%}"
+      + (f"; in the first step it was rewarded, lone passes {first['share']['lone']:.0%}" if first else ""))
 
 # %% [markdown]
-# ## Recorded runs: three seeds
+# ## Recorded runs: five seeds
 #
-# One run is an anecdote. `experiments/exploit_amplification.py` repeats this comparison on three seeds,
-# re-verifies every naive-run rollout with the isolated verifier, counts groups by how many members
-# exploit, and stores the result with the package. Two warm starts were recorded. With the exploit as an
-# *extra* demonstration on easy tasks (`--exploit-on easy`), it starts as an occasional habit on many tasks,
-# wins lone-pass groups, and under the naive reward climbs to 0.48-0.67 of all rollouts in every seed
-# while the true pass rate falls; under the isolated verifier it vanishes. With the exploit as the only
-# demonstration of a few hard tasks (this lab's set-up, with three demonstrations), it is all-or-nothing
-# per task, an all-exploit group has no contrast, and it barely moves (1 to 3 lone-pass groups per run won
-# by the exploit). The tables and figure below are read from the stored files; compare them with your run
-# above, and with section 4's count of lone passes.
+# One run is an anecdote. `experiments/exploit_amplification.py` repeats this comparison, in this regime, on
+# five seeds, re-verifies every naive-run rollout with the isolated verifier, and stores the result with the
+# package (its fingerprint names the code that made it). The table and figure below are read from the
+# stored file; compare them with your run above.
 
 # %%
 from IPython.display import Markdown, display
 from rlvr_lab import claims
 from rlvr_lab.figures import experiments
-for name in ("exploit_amplification_easy", "exploit_amplification"):
-    rec = claims.load(name)
-    print(name, "|", rec["command"], "|", rec["machine"])
-    display(Markdown(claims.table(name)))
-experiments.recorded_exploit_figure(claims.load("exploit_amplification_easy"))
+rec = claims.load("exploit_amplification")
+print(rec["command"], "|", rec["machine"])
+display(Markdown(claims.table("exploit_amplification")))
+experiments.recorded_exploit_figure(rec)

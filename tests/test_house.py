@@ -124,6 +124,8 @@ LAYERS = (
             "rlvr_lab.exercise_code",
             "rlvr_lab.checks",
             "rlvr_lab.claims",
+            "rlvr_lab.exploits",
+            "rlvr_lab.warm_starts",
             "rlvr_lab.recorded",
             "rlvr_lab.colab",
             "rlvr_lab.verifier.schema",

@@ -22,20 +22,38 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 T95 = {2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}  # two-sided 95 % t quantiles by degrees of freedom
 
 # summary key -> how to read the per-seed value of one arm from a run row
-_EXPLOIT = (
-    ("naive", "isolated"),
-    ["exploit_first", "exploit_last", "true_first", "true_last", "lone_pass_groups", "lone_won_by_exploit"],
-)
 PER_SEED = {
-    "exploit_amplification": _EXPLOIT,
-    "exploit_amplification_easy": _EXPLOIT,
+    "exploit_amplification": (
+        ("naive", "isolated"),
+        [
+            "exploit_first",
+            "exploit_last",
+            "exploit_hard_first",
+            "exploit_hard_last",
+            "true_first",
+            "true_last",
+            "true_hard_first",
+            "true_hard_last",
+            "lone_share",
+            "lone_share_step0",
+            "lone_share_first5",
+            "several_share",
+            "lone_groups",
+        ],
+    ),
     "clip_higher": (
         ("symmetric", "clip_higher"),
         [
+            "entropy_step0",
             "entropy_first",
             "entropy_last",
+            "entropy_drop",
+            "diversity_step0",
             "diversity_first",
             "diversity_last",
+            "unsolved_diversity_last",
+            "reward_first",
+            "reward_last",
             "clip_high",
             "clip_high_of_positive",
             "clip_any",
@@ -52,6 +70,8 @@ PER_SEED = {
 
 def _interval(xs):
     m = statistics.mean(xs)
+    if len(xs) == 1:
+        return m, None, None
     half = T95[len(xs) - 1] * statistics.stdev(xs) / math.sqrt(len(xs))
     return m, m - half, m + half
 
@@ -77,14 +97,19 @@ def test_arm_intervals_are_recomputed_from_the_seeds(name):
     arms, keys = PER_SEED[name]
     for key in keys:
         for arm in arms:
-            xs = [float(r[arm][key]) for r in data["runs"]]
+            xs = [float(r[arm][key]) for r in data["runs"] if r[arm][key] is not None]
             got = data["summary"][key][arm]
+            if not xs:  # e.g. the isolated run rewards no exploit: no share to average, stored as null
+                assert got["n"] == 0 and got["mean"] is None, (key, arm)
+                continue
             assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(xs), abs=1e-9), (key, arm)
         first, second = arms
         sign = (second, first) if name == "clip_higher" else (first, second)
-        diffs = [float(r[sign[0]][key]) - float(r[sign[1]][key]) for r in data["runs"]]
+        pairs = [(r[sign[0]][key], r[sign[1]][key]) for r in data["runs"]]
+        diffs = [float(a) - float(b) for a, b in pairs if a is not None and b is not None]
         got = data["summary"][key]["difference"]
-        assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(diffs), abs=1e-9), key
+        if diffs:
+            assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(diffs), abs=1e-9), key
 
 
 def test_pass_at_k_curves_are_recomputed_from_the_stored_counts():
@@ -125,12 +150,16 @@ def test_figures_draw_the_recorded_means():
     width = min(len(c) for c in curves)
     want = np.nanmean([[np.nan if x is None else x for x in c[:width]] for c in curves], axis=0)
     np.testing.assert_allclose(mean_line.get_ydata(), want)
-    for draw in (
-        experiments.recorded_exploit_figure,
-        experiments.recorded_clip_figure,
-        experiments.recorded_pass_at_k_figure,
-    ):
-        assert len(draw().axes) == 2
+    assert len(experiments.recorded_pass_at_k_figure().axes) == 2
+    assert len(experiments.recorded_clip_figure().axes) == 3
+    ex = claims.load("exploit_amplification")
+    fig = experiments.recorded_exploit_figure(ex)
+    assert len(fig.axes) == 3
+    stacked = sum(p.get_height() for p in fig.axes[2].patches)
+    want = sum(
+        sum(r["naive"]["advantage_by_step"][k]) for r in ex["runs"] for k in ("lone", "several", "beside_honest")
+    )
+    assert stacked == pytest.approx(want)
 
 
 def test_unknown_recorded_name_is_a_clear_error():
@@ -181,47 +210,58 @@ def test_pass_at_k_prose_counts_match_the_stored_counts():
     assert data["catch_up_k"] == [8, 8, 16]
 
 
-@pytest.mark.parametrize("name", ["exploit_amplification", "exploit_amplification_easy"])
-def test_exploit_group_counts_cover_every_group(name):
-    data = claims.load(name)
+def test_exploit_group_counts_and_advantage_split_cover_every_group():
+    data = claims.load("exploit_amplification")
     g = data["regime"]["group_size"]
     for r in data["runs"]:
         for arm in ("naive", "isolated"):
-            hist = r[arm]["groups_by_exploit_count"]
-            assert len(hist) == g + 1 and sum(hist) == r[arm]["groups"]
-            assert r[arm]["lone_won_by_exploit"] <= r[arm]["lone_pass_groups"]
+            a = r[arm]
+            hist = a["groups_by_exploit_count"]
+            assert len(hist) == g + 1 and sum(hist) == len(a["exploit"]) * data["regime"]["tasks_per_step"]
+            adv = a["advantage"]
+            assert sum(adv["advantage"].values()) == pytest.approx(adv["total"])
+            for kind in ("lone", "several", "beside_honest"):
+                assert sum(a["advantage_by_step"][kind]) == pytest.approx(adv["advantage"][kind])
+            assert a["lone_groups"] == adv["groups"]["lone"] <= hist[1]
+        assert r["isolated"]["advantage"]["total"] == 0.0  # the isolated verifier never rewards the exploit
+        assert r["naive"]["exploit"][0] == r["isolated"]["exploit"][0]  # one warm start, one first batch
 
 
 def test_prose_facts_in_chapters_and_labs_hold_for_the_stored_runs():
-    # ch4 / lab 4: "only 1 to 3 groups per run were lone passes won by the exploit"; "rose under the naive
-    # reward in every seed". ch7 / lab 5: "eligible ... 1-2 %"; "failures stop after 7 to 19 tokens" is
-    # checked from the records when the result was made (RESULTS.md), the rest here.
+    # ch4 / lab 4 / RESULTS.md: the exploit "rose under the naive reward in every seed", from "0 to 12.5 % of
+    # rollouts" at step 0; it faded under isolation; the naive - isolated difference excludes zero, the true
+    # pass difference includes it; groups with several exploits carried more advantage than lone passes.
+    # ch7 / lab 5: "eligible ... 1-2 %"; "failures stop after 7 to 19 tokens" is checked from the records
+    # when the result was made (RESULTS.md), the rest here.
     ex = claims.load("exploit_amplification")
-    assert sorted(r["naive"]["lone_won_by_exploit"] for r in ex["runs"]) == [1, 2, 3]
     assert all(r["naive"]["exploit_last"] > r["naive"]["exploit_first"] for r in ex["runs"])
+    assert all(r["isolated"]["exploit_last"] <= r["isolated"]["exploit_first"] for r in ex["runs"])
+    assert [round(r["naive"]["exploit"][0], 3) for r in ex["runs"]] == [0.083, 0.125, 0.0, 0.042, 0.021]
+    s = ex["summary"]
+    assert (
+        s["exploit_last"]["difference"]["lo"] > 0
+        and s["true_last"]["difference"]["lo"] < 0 < s["true_last"]["difference"]["hi"]
+    )
+    assert s["several_share"]["naive"]["lo"] > s["lone_share"]["naive"]["hi"] - 0.1
+    assert s["several_share"]["naive"]["mean"] > 4 * s["lone_share"]["naive"]["mean"]
+    assert s["true_hard_last"]["naive"]["mean"] < s["true_hard_first"]["naive"]["mean"]
     clip = claims.load("clip_higher")
-    assert all(0.01 <= r[arm]["eligible"] <= 0.02 for r in clip["runs"] for arm in ("symmetric", "clip_higher"))
-    for key in ("entropy_last", "diversity_last"):
-        d = clip["summary"][key]["difference"]
-        assert d["lo"] < 0 < d["hi"], key  # "intervals that include zero"
+    sym = clip["summary"]
+    # ch7 / lab 5 / RESULTS.md: the symmetric clip collapses entropy by at least half in every seed, action
+    # diversity falls with it, clip-higher - symmetric intervals include zero, the upper clip binds on well
+    # under 1 % of tokens
+    assert all(0.5 <= r["symmetric"]["entropy_drop"] for r in clip["runs"])
+    assert sym["entropy_drop"]["symmetric"]["lo"] > 0.5
+    assert all(r["symmetric"]["diversity_last"] < r["symmetric"]["diversity_step0"] for r in clip["runs"])
+    for key in ("entropy_drop", "entropy_last", "diversity_last"):
+        d = sym[key]["difference"]
+        assert d["lo"] < 0 < d["hi"], key  # "every interval includes zero"
+    assert sym["clip_high"]["symmetric"]["hi"] < 0.01 and 0.005 < sym["eligible"]["symmetric"]["mean"] < 0.015
     ln = claims.load("length_norm")
-    assert all(r["sequence"]["len_fail_change"] > 0 for r in ln["runs"])
-    d = ln["summary"]["len_fail_change"]["difference"]
-    assert d["lo"] < 0 < d["hi"] and ln["summary"]["len_fail_last"]["difference"]["lo"] > 0
-
-
-def test_exploit_prose_facts_for_the_minority_habit_regime():
-    # ch4, lab 4, RESULTS.md: starts at 7-23 % of rollouts, rises to 0.48-0.67 in every seed under the naive
-    # reward while the true pass rate falls in every seed, vanishes under the isolated verifier, and the
-    # final difference excludes zero; lone passes won by the exploit 8, 9, 3.
-    data = claims.load("exploit_amplification_easy")
-    runs = data["runs"]
-    assert [round(r["naive"]["exploit_first"], 2) for r in runs] == [0.11, 0.07, 0.23]
-    assert [round(r["naive"]["exploit_last"], 2) for r in runs] == [0.48, 0.65, 0.67]
-    assert all(r["naive"]["true_last"] < r["naive"]["true_first"] for r in runs)
-    assert all(r["isolated"]["exploit_last"] < 0.005 for r in runs)
-    assert data["summary"]["exploit_last"]["difference"]["lo"] > 0.3
-    assert [r["naive"]["lone_won_by_exploit"] for r in runs] == [8, 9, 3]
+    assert sum(r["sequence"]["len_fail_change"] > 0 for r in ln["runs"]) == 4  # "in four seeds of five"
+    for key in ("len_fail_change", "len_fail_last"):
+        d = ln["summary"][key]["difference"]
+        assert d["lo"] < 0 < d["hi"], key
 
 
 def test_the_old_recorded_path_reads_the_claims_data_with_a_warning():

@@ -145,3 +145,57 @@ def test_ch7_states_every_pass_at_k_interval_it_leans_on():
     behind = s["32"]["difference"]
     ahead = {"mean": -behind["mean"], "lo": -behind["hi"], "hi": -behind["lo"]}
     assert f"ahead by {claims.ci(ahead)}" in ch7 and ahead["lo"] > 0
+
+
+def test_ch4_and_results_md_state_the_exploit_intervals_as_stored():
+    """Chapter 4's recorded exploit section quotes each interval as stored, and says what each supports."""
+    from rlvr_lab import claims
+
+    s = claims.load("exploit_amplification")["summary"]
+    ch4 = text("04_grpo")
+    with open(BOOK.parent / "experiments" / "RESULTS.md", encoding="utf-8") as fh:
+        results = " ".join(fh.read().split())
+    for where in (ch4, results):
+        assert f"{claims.ci(s['exploit_last']['naive'])}" in where
+        assert f"{claims.ci(s['exploit_last']['isolated'])}" in where
+        assert f"{claims.ci(s['exploit_last']['difference'])}" in where
+        assert f"{claims.ci(s['lone_share']['naive'], 2)}" in where
+        assert f"{claims.ci(s['lone_share_step0']['naive'], 2)}" in where
+        assert f"{claims.ci(s['several_share']['naive'], 2)}" in where
+        hard = (s["true_hard_first"]["naive"]["mean"], s["true_hard_last"]["naive"]["mean"])
+        assert f"{hard[0]:.3f}" in where and f"{hard[1]:.3f}" in where
+    assert f"{claims.ci(s['true_last']['difference'])} that includes zero" in results
+    assert s["exploit_last"]["difference"]["lo"] > 0  # "well above zero"
+    assert "0 to 12.5 % of rollouts" in ch4
+    runs = claims.load("exploit_amplification")["runs"]
+    assert min(r["naive"]["exploit"][0] for r in runs) == 0.0 and max(r["naive"]["exploit"][0] for r in runs) == 0.125
+    g = 8
+    assert [round((k * (g - k)) ** 0.5, 2) for k in (1, 2, 4)] == [2.65, 3.46, 4.0]
+    assert "2.65 for one pass at $G = 8$, 3.46 for two, 4.00 for four" in ch4
+
+
+def test_ch7_states_the_entropy_collapse_and_length_intervals_as_stored():
+    from rlvr_lab import claims
+
+    ch7 = text("07_training_pathologies")
+    c = claims.load("clip_higher")["summary"]
+    for key, arm in (
+        ("entropy_step0", "symmetric"),
+        ("entropy_last", "symmetric"),
+        ("entropy_drop", "symmetric"),
+        ("diversity_step0", "symmetric"),
+        ("diversity_last", "symmetric"),
+        ("entropy_last", "difference"),
+        ("diversity_last", "difference"),
+    ):
+        assert claims.ci(c[key][arm]).replace("-", "-") in ch7.replace("+", ""), (key, arm)
+    assert f"drop {claims.ci(c['entropy_drop']['difference'])}" in ch7
+    assert f"from {c['reward_first']['symmetric']['mean']:.2f} to {c['reward_last']['symmetric']['mean']:.2f}" in ch7
+    assert round(c["entropy_drop"]["symmetric"]["mean"] * 3) == 2  # "about two thirds"
+    assert 0.005 < c["eligible"]["symmetric"]["mean"] < 0.015 and 0.0025 < c["clip_high"]["symmetric"]["mean"] < 0.0035
+    ln = claims.load("length_norm")["summary"]
+    assert f"by {claims.ci(ln['len_fail_change']['sequence'], 2)} tokens under per-sequence" in ch7
+    assert f"by {claims.ci(ln['len_fail_change']['constant'], 2)} under the constant" in ch7
+    assert f"{claims.ci(ln['len_fail_change']['difference'], 2)} tokens, and in the final failing length" in ch7
+    assert f"final failing length, {claims.ci(ln['len_fail_last']['difference'], 2)}, both" in ch7
+    assert f"about {ln['constant_denominator']['mean']:.1f} tokens" in ch7

@@ -1,4 +1,5 @@
-"""Stored 3-seed results of the claim experiments (``experiments/*.py``): loading, and the tables shown.
+"""Stored results of the claim experiments (five seeds for each of the four claims),
+``experiments/*.py``: loading, and the tables shown.
 
 Each experiment writes ``experiments/results/<name>.json`` and this package's copy ``<name>.json``, so an
 installed wheel (and Colab) shows runs that CI cannot afford to repeat. :func:`table` renders the markdown
@@ -18,7 +19,6 @@ import os
 
 NAMES = (
     "exploit_amplification",
-    "exploit_amplification_easy",
     "clip_higher",
     "length_norm",
     "pass_at_k",
@@ -26,7 +26,7 @@ NAMES = (
 )
 #: Results stored before fingerprints existed: they are to be made again (issue 22's claim regimes); every
 #: other stored result must carry one.
-UNFINGERPRINTED = ("exploit_amplification", "exploit_amplification_easy", "clip_higher", "length_norm", "pass_at_k")
+UNFINGERPRINTED = ("pass_at_k",)
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -104,7 +104,6 @@ def table(name: str, data: dict | None = None) -> str:
     data = data or load(name)
     return {
         "exploit_amplification": _exploit,
-        "exploit_amplification_easy": _exploit,
         "clip_higher": _clip,
         "length_norm": _length,
         "pass_at_k": _pass_at_k,
@@ -114,27 +113,36 @@ def table(name: str, data: dict | None = None) -> str:
 
 def _exploit(d: dict) -> str:
     out = [
-        "| seed | rewarded by | exploit rate (first 5 -> last 5 steps) | true pass rate | lone-pass groups "
-        "| won by the exploit | groups with 0 / 1 / 2 to G-1 / G exploits |",
-        "| ---: | --- | --- | --- | ---: | ---: | --- |",
+        "| seed | rewarded by | exploit rate (first 5 -> last 5 steps) | on the hard family | true pass rate "
+        "| groups with 0 / 1 / 2 to G-1 / G exploits | exploit's advantage: lone / several / beside honest "
+        "| lone share, first step |",
+        "| ---: | --- | --- | --- | --- | --- | --- | ---: |",
     ]
     for r in d["runs"]:
         for arm in ("naive", "isolated"):
             a = r[arm]
+            share = a["advantage"]["share"]
+            split = " / ".join(_num(share[k], 2) for k in ("lone", "several", "beside_honest"))
             out.append(
                 f"| {r['seed']} | {arm} | {_arrow(a['exploit_first'], a['exploit_last'])} | "
-                f"{_arrow(a['true_first'], a['true_last'])} | {a['lone_pass_groups']} of {a['groups']} | "
-                f"{a['lone_won_by_exploit']} | {_spread(a.get('groups_by_exploit_count'))} |"
+                f"{_arrow(a['exploit_hard_first'], a['exploit_hard_last'])} | "
+                f"{_arrow(a['true_first'], a['true_last'])} | {_spread(a.get('groups_by_exploit_count'))} | "
+                f"{split} of {a['advantage']['total']:.1f} | {_num(a['lone_share_step0'], 2)} |"
             )
     s = d["summary"]
     for arm in ("naive", "isolated", "difference"):
         label = "naive - isolated" if arm == "difference" else arm
         out.append(
             f"| mean [95 % CI] | {label} | last 5: {ci(s['exploit_last'][arm])} | last 5: "
-            f"{ci(s['true_last'][arm])} | {ci(s['lone_pass_groups'][arm], 1)} | "
-            f"{ci(s['lone_won_by_exploit'][arm], 1)} | |"
+            f"{ci(s['exploit_hard_last'][arm])} | last 5: {ci(s['true_last'][arm])} | | "
+            f"lone {ci(s['lone_share'][arm], 2)}, several {ci(s['several_share'][arm], 2)} | "
+            f"{ci(s['lone_share_step0'][arm], 2)} |"
         )
     return "\n".join(out)
+
+
+def _num(x, digits: int = 3) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
 
 
 def _spread(hist) -> str:
@@ -145,25 +153,26 @@ def _spread(hist) -> str:
 
 def _clip(d: dict) -> str:
     out = [
-        "| seed | clip | entropy, nats (first 5 -> last 5) | distinct / G, unsolved groups | upper clip "
-        "| eligible (A > 0, p < 1/(1+eps_high)) | any clip | held-out pass@1 |",
-        "| ---: | --- | --- | --- | ---: | ---: | ---: | ---: |",
+        "| seed | clip | entropy, nats (step 0 -> last 5) | drop | distinct / G, all groups (step 0 -> last 5) "
+        "| training reward (first 5 -> last 5) | upper clip | eligible (A > 0, p < 1/(1+eps_high)) | any clip |",
+        "| ---: | --- | --- | ---: | --- | --- | ---: | ---: | ---: |",
     ]
     for r in d["runs"]:
         for arm in ("symmetric", "clip_higher"):
             a = r[arm]
             out.append(
-                f"| {r['seed']} | {arm} | {_arrow(a['entropy_first'], a['entropy_last'])} | "
-                f"{_arrow(a['diversity_first'], a['diversity_last'], 2)} | {a['clip_high']:.4f} | "
-                f"{a['eligible']:.4f} | {a['clip_any']:.4f} | {a['pass1_after']:.3f} |"
+                f"| {r['seed']} | {arm} | {_arrow(a['entropy_step0'], a['entropy_last'])} | {a['entropy_drop']:.2f} | "
+                f"{_arrow(a['diversity_step0'], a['diversity_last'], 2)} | "
+                f"{_arrow(a['reward_first'], a['reward_last'], 2)} | {a['clip_high']:.4f} | {a['eligible']:.4f} | "
+                f"{a['clip_any']:.4f} |"
             )
     s = d["summary"]
     for arm in ("symmetric", "clip_higher", "difference"):
         label = "clip-higher - symmetric" if arm == "difference" else arm
         out.append(
-            f"| mean [95 % CI] | {label} | last 5: {ci(s['entropy_last'][arm])} | last 5: "
-            f"{ci(s['diversity_last'][arm], 2)} | {ci(s['clip_high'][arm], 4)} | {ci(s['eligible'][arm], 4)} | "
-            f"{ci(s['clip_any'][arm], 4)} | {ci(s['pass1_after'][arm])} |"
+            f"| mean [95 % CI] | {label} | last 5: {ci(s['entropy_last'][arm])} | {ci(s['entropy_drop'][arm], 2)} | "
+            f"last 5: {ci(s['diversity_last'][arm], 2)} | last 5: {ci(s['reward_last'][arm], 2)} | "
+            f"{ci(s['clip_high'][arm], 4)} | {ci(s['eligible'][arm], 4)} | {ci(s['clip_any'][arm], 4)} |"
         )
     return "\n".join(out)
 

@@ -1,5 +1,6 @@
-"""Figures of the claim experiments' stored three-seed results (:mod:`rlvr_lab.claims`): exploit
-amplification (17.5.1), clip-higher (17.8.3), length normalisation (17.5.3) and pass@k (17.8.4).
+"""Figures of the claim experiments' stored results (:mod:`rlvr_lab.claims`, five seeds each): exploit
+amplification (17.5.1), entropy collapse and clip-higher (17.8.3), length normalisation (17.5.3) and pass@k
+(17.8.4).
 
 Each draws the stored result, or a result dict given to it.
 """
@@ -36,40 +37,63 @@ def _interval_bars(ax, labels, cis: list[dict], colors) -> None:
 
 
 def recorded_exploit_figure(result: dict | None = None) -> Figure:
-    """Recorded exploit amplification (17.5.1): exploit rate and true pass rate per step, naive vs isolated.
+    """Recorded exploit amplification (17.5.1): exploit rate per step, naive vs isolated; true pass rate;
+    and, for the naive run, the exploit's positive advantage per step split by the group it was earned in
+    (a lone pass, one of several exploits, beside an honest pass), summed over seeds.
 
     >>> recorded_exploit_figure().axes[0].get_xlabel()
     'GRPO step'
     """
     result = result or load("exploit_amplification")
-    fig, (ax1, ax2) = _figure()
+    fig, (ax1, ax2, ax3) = _figure(3, width=12.0)
     for arm, color in (("naive", FAIL_COLOR), ("isolated", PASS_COLOR)):
         _seed_band(ax1, result["runs"], arm, "exploit", color, f"rewarded by {arm}")
         _seed_band(ax2, result["runs"], arm, "true_pass", color, f"rewarded by {arm}")
     ax1.set(xlabel="GRPO step", ylabel="share of training rollouts", title="exploit rate (os._exit(0))")
     ax2.set(xlabel="GRPO step", ylabel="share of training rollouts", title="true pass rate (isolated verdict)")
     ax1.legend(fontsize=8)
+    runs = result["runs"]
+    width = min(len(r["naive"]["advantage_by_step"]["lone"]) for r in runs)
+    steps = np.arange(width)
+    bottom = np.zeros(width)
+    for kind, color, label in (
+        ("lone", FAIL_COLOR, "lone pass"),
+        ("several", ACCENT, "one of 2..G-1 exploits"),
+        ("beside_honest", MUTED, "beside an honest pass"),
+    ):
+        total = np.sum([r["naive"]["advantage_by_step"][kind][:width] for r in runs], axis=0)
+        ax3.bar(steps, total, bottom=bottom, color=color, label=label)
+        bottom += total
+    ax3.set(
+        xlabel="GRPO step",
+        ylabel=f"positive advantage (sum of {len(runs)} seeds)",
+        title="naive run: where the exploit's advantage came from",
+    )
+    ax3.legend(fontsize=8)
     return fig
 
 
 def recorded_clip_figure(result: dict | None = None) -> Figure:
-    """Recorded clip-higher vs symmetric clip (17.8.3): entropy per step; clip shares with 95 % intervals.
+    """Recorded entropy collapse (17.8.3): token entropy and action diversity per step under a symmetric clip
+    and clip-higher, each seed thin and the mean thick; clip shares with 95 % intervals.
 
-    >>> recorded_clip_figure().axes[1].get_ylabel()
+    >>> recorded_clip_figure().axes[2].get_ylabel()
     'share of all policy tokens'
     """
     result = result or load("clip_higher")
-    fig, (ax1, ax2) = _figure()
+    fig, (ax1, ax2, ax3) = _figure(3, width=12.0)
     for arm, color, label in (
         ("symmetric", NEUTRAL, "symmetric 0.2 / 0.2"),
         ("clip_higher", ACCENT, "clip-higher 0.2 / 0.28"),
     ):
         _seed_band(ax1, result["runs"], arm, "entropy", color, label)
+        _seed_band(ax2, result["runs"], arm, "diversity", color, label)
     ax1.set(xlabel="GRPO step", ylabel="nats", title="token entropy")
+    ax2.set(xlabel="GRPO step", ylabel="distinct completions / G", title="action diversity")
     ax1.legend(fontsize=8)
     s = result["summary"]
     _interval_bars(
-        ax2,
+        ax3,
         ["upper clip\nsymmetric", "upper clip\nclip-higher", "eligible\n(p < 1/1.2)", "any clip\nsymmetric"],
         [
             s["clip_high"]["symmetric"],
@@ -79,8 +103,7 @@ def recorded_clip_figure(result: dict | None = None) -> Figure:
         ],
         [NEUTRAL, ACCENT, MUTED, FAIL_COLOR],
     )
-    ax2.axhline(0.05, color="k", ls=":", lw=1)
-    ax2.set(ylabel="share of all policy tokens", title="where the clip can act (95 % t, seeds)")
+    ax3.set(ylabel="share of all policy tokens", title="where the clip can act (95 % t, seeds)")
     return fig
 
 
