@@ -245,7 +245,7 @@ for wf, wl in [(0.2, 0.3), (0.3, 0.75)]:
 # scores reaches above the range of pass scores, so some failure (short, perfectly formatted) beats some
 # pass (long, unformatted).
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "When a composite score keeps passes above failures. Top: the plane of format weight and length weight; inside the shaded triangle every pass outranks every failure. Bottom: the score ranges of passes and of failures at the marked weights (0.5, 0.6), which lie outside the triangle, so the two ranges overlap.", "name": "fig-ch2-reward-weights"}, "image": {"alt": "Two stacked panels. Top: a square plane of format weight against length weight with a shaded triangle below the line where the two weights sum to one, and a marked point at 0.5 and 0.6 outside the triangle. Bottom: two horizontal bars showing the range of scores a pass and a failure can reach; the bars overlap."}}
 from rlvr_lab.figures import relations
 
 relations.reward_weights_figure(w_format=0.5, w_length=0.6)

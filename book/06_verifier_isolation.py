@@ -228,7 +228,7 @@ print(
 pd.set_option("display.max_colwidth", 80)
 gallery
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "The exploit gallery run live: each exploit's verdict under the naive harness and under the isolated verifier. Red marks a reward paid for a patch that does not repair the race.", "name": "fig-ch6-gallery"}, "image": {"alt": "A grid with one row per exploit and two columns, naive harness and isolated verifier. Several cells in the naive column are red passes or grey cells that were not run; the isolated verifier column holds no pass."}}
 from rlvr_lab.figures import chapter
 
 chapter.exploit_gallery_figure(gallery["exploit"], gallery["naive harness"], gallery["isolated verifier"])
@@ -500,7 +500,7 @@ pd.DataFrame(measured).round(3)
 # The static figure summarises the rule's trade for the chapter's hypothetical patches and places the
 # measured reference patches on the same axes.
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "The all-pass rule predicted and measured. Top: acceptance probability against the number of trials K for the two hypothetical patches (q = 0.20 and 0.98) and for the measured reference patches, with their measured acceptance at K = 3. Bottom: expected trials under stop-on-first-rejection.", "name": "fig-ch6-all-pass-measured"}, "image": {"alt": "Two stacked charts against K from 1 to 8. Top, on a log axis: the wrong patch's acceptance falls by a factor of five per trial while the right patch's stays near 1; markers at K = 3 show the measured reference patches. Bottom: the right patch's expected trials climb almost along the line of running every trial, while the wrong patch's stay near one."}}
 chapter.all_pass_measured_figure(measured, q_bad=q_bad, q_good=q_good, rule_runs=N_RULE)
 
 # %% [markdown]

@@ -137,7 +137,7 @@ widgets.cycle_explorer(horizon=20, t_model=0.12, t_tool=0.08, t_assess=0.5, t_re
 #
 # Agent rollouts have heavy tails (long tool runs, retries, compiler loops), so the idle share can be large:
 
-# %%
+# %% mystnb={"figure": {"caption": "A synchronous group barrier for the worked group of four rollouts (0.2, 3.0, 3.52 and 16.8 s): each slot's busy time and the time it idles until the slowest rollout ends.", "name": "fig-ch8-barrier"}, "image": {"alt": "Four horizontal bars, one per slot, each split into a busy part and an idle part; all end at 16.8 seconds, and three of the four are mostly idle."}}
 from rlvr_lab.figures import fleet
 
 group = [0.2, 3.0, 3.52, 16.8]      # seconds; the four durations of the worked group

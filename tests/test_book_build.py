@@ -248,3 +248,95 @@ def test_every_shown_equation_number_is_the_rendered_number_of_its_label(book):
     )
     assert checked >= 100, f"only {checked} equation citations found on the site"
     print(f"{checked} equation citations checked against {len(rendered)} rendered equations")
+
+
+# Figures (issue 25): every figure of a chapter is a numbered <figure> with a caption and real alt text, and
+# its PNG (rlvr_lab.figures.style.png_bytes) records its smallest text and legend sizes. At 1280 px the
+# narrowest output column of a chapter measures 658 px (tests/test_browser.py checks the real widths), so a
+# figure up to that wide is shown at its natural size.
+DESKTOP_COLUMN_PX = 658
+MIN_LEGEND_PX = 11.0
+_FIGURE = re.compile(r"<figure[^>]*\bid=\"([^\"]+)\"[^>]*>\s*(<img[^>]*>)\s*<figcaption>(.*?)</figcaption>", re.S)
+_IMG = re.compile(r'<img[^>]+src="\.\./_images/[^"]+\.png"[^>]*>')
+
+
+def _words(html: str) -> int:
+    return len(re.sub(r"<[^>]+>", " ", html).split())
+
+
+def test_every_figure_is_numbered_captioned_and_has_alt_text(book):
+    from PIL import Image
+
+    total = 0
+    for doc in toc_files():
+        html = _page(book, doc).read_text()
+        imgs = _IMG.findall(html)
+        figures = _FIGURE.findall(html)
+        assert len(figures) == len(imgs), f"{doc}: {len(imgs)} images but {len(figures)} numbered figures"
+        for name, img, caption in figures:
+            where = f"{doc}#{name}"
+            assert re.search(r'class="caption-number">Fig\. \d+', caption), f"{where}: no figure number"
+            assert _words(caption) >= 12, f"{where}: the caption is too short to say what the figure shows"
+            alt = re.search(r'alt="([^"]*)"', img).group(1)
+            assert _words(alt) >= 12 and not re.search(r"[0-9a-f]{16}|\.png", alt), f"{where}: alt text {alt!r}"
+            src = re.search(r'src="\.\./([^"]+)"', img).group(1)
+            png = Image.open(book.html / src)
+            width, dpi = png.size[0], float(png.text.get("rlvr-dpi", 0))
+            assert dpi, f"{where}: the PNG records no text sizes (draw it with rlvr_lab.figures.style.png_bytes)"
+            scale = min(1.0, DESKTOP_COLUMN_PX / width)
+            for kind in ("legend", "text"):
+                pt = float(png.text[f"rlvr-min-{kind}-pt"])
+                px = pt * dpi / 72 * scale
+                assert px >= MIN_LEGEND_PX, f"{where}: {kind} shown at {px:.1f} px on a desktop (< {MIN_LEGEND_PX})"
+            total += 1
+    assert total >= 18, f"only {total} numbered figures on the site"
+    print(f"{total} figures numbered, captioned and with alt text")
+
+
+def test_figure_only_cells_hide_their_code():
+    """A code cell whose only job is to draw a figure (its last line calls a *_figure function and it prints
+    or displays nothing else) is folded behind a toggle (tag hide-input)."""
+    for doc in toc_files():
+        src = source_of(doc)
+        if src.suffix != ".ipynb":
+            continue
+        for cell in nbformat.read(src, as_version=4).cells:
+            if cell.cell_type != "code" or not cell.metadata.get("mystnb", {}).get("figure"):
+                continue
+            if not re.search(r"print\(|display\(", cell.source):
+                assert "hide-input" in cell.metadata.get("tags", []), (
+                    f"{src.name}, {cell.id}: show the figure, fold the code"
+                )
+
+
+# Page weight: what a reader's browser downloads for a page as a static host such as GitHub Pages serves it
+# (HTML, scripts, style sheets and the theme's fonts gzip-compressed, PNGs as they are): the page, its images
+# and every local script and style sheet it names. The widget bundle alone is 3.6 MB uncompressed.
+MAX_PAGE_BYTES = 3_000_000
+
+
+def page_weight(page) -> tuple[int, int]:
+    """(bytes as stored, bytes a compressing server sends) for a built page and what it links."""
+    import gzip
+
+    html = page.read_text()
+    raw, sent = len(html.encode()), len(gzip.compress(html.encode(), 6))
+    for ref in set(re.findall(r'(?:src|href)="([^"#?]+)', html)):
+        if re.match(r"[a-z]+:", ref) or ref.endswith((".html", ".ipynb", ".py", ".md")):
+            continue
+        path = (page.parent / ref).resolve()
+        if path.is_file():
+            data = path.read_bytes()
+            raw += len(data)
+            sent += len(data) if path.suffix in (".png", ".jpg", ".woff2", ".ico") else len(gzip.compress(data, 6))
+    return raw, sent
+
+
+def test_every_page_weighs_at_most_3_mb(book):
+    heavy = []
+    for doc in toc_files():
+        raw, sent = page_weight(_page(book, doc))
+        print(f"{doc}: {raw / 1e6:.2f} MB stored, {sent / 1e6:.2f} MB sent")
+        if sent > MAX_PAGE_BYTES:
+            heavy.append(f"{doc}: {sent / 1e6:.2f} MB")
+    assert not heavy, "pages over 3 MB: " + ", ".join(heavy)
