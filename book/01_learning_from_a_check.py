@@ -32,8 +32,7 @@ if ON_COLAB:
 # # 1. Learning from a check
 #
 # Our repair agent can already fix the bugs its demonstrations showed it. This chapter asks what it takes
-# to let it improve on bugs nobody demonstrated, using only a program that says *pass* or *fail*
-# (sections 17.1 and 17.2 of the source chapter).
+# to let it improve on bugs nobody demonstrated, using only a program that says *pass* or *fail*.
 #
 # ```{admonition} Goals
 # :class: tip

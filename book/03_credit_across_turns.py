@@ -35,7 +35,7 @@ if ON_COLAB:
 # spots the notification that is missed when a connection is returned, and then breaks the build with a
 # syntax error in its final edit. The verifier sees only the end: *fail*. That verdict describes the
 # trajectory as a whole; it does not say the diagnosis was wrong. This chapter compares the ways of
-# spreading one terminal outcome over many turns, and what each one costs (section 17.4).
+# spreading one terminal outcome over many turns, and what each one costs.
 #
 # ```{admonition} Goals
 # :class: tip

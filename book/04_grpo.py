@@ -35,7 +35,7 @@ if ON_COLAB:
 # with rewards $[0, 1, 0]$. Without anyone labelling an edit, the pass is a comparison point for the two
 # failures. GRPO turns such within-task comparisons into update coefficients, using a group of sampled
 # outcomes where PPO would train a value network {cite}`shao2024deepseekmath`. This chapter builds its
-# objective piece by piece (section 17.5) and prices its characteristic failure: groups with nothing to
+# objective piece by piece and prices its characteristic failure: groups with nothing to
 # compare.
 #
 # ```{admonition} Goals
