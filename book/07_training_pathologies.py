@@ -335,12 +335,15 @@ chapter.clip_higher_figure(settings=[(0.2, 0.2), (0.2, 0.28)])
 # to 0.13 in one update), which tests a different thing. The mechanism needs a policy that still samples
 # low-probability tokens on the way to a pass: higher entropy, longer outputs, harder tasks.
 
-# %% mystnb={"figure": {"caption": "Recorded clip-higher against the symmetric clip on the course's model: token entropy per training step, and the share of clipped tokens with 95 % intervals.", "name": "fig-ch7-recorded-clip"}, "image": {"alt": "Two stacked charts. Top: token entropy per training step, one line per clip setting. Bottom: the shares of clipped tokens for each setting, with error bars."}}
+# %%
 from IPython.display import Markdown, display
 from rlvr_lab import claims
-from rlvr_lab.figures import experiments
 
 display(Markdown(claims.table("clip_higher")))
+
+# %% mystnb={"figure": {"caption": "Recorded clip-higher against the symmetric clip on the course's model: token entropy per training step, and the share of clipped tokens with 95 % intervals.", "name": "fig-ch7-recorded-clip"}, "image": {"alt": "Two stacked charts. Top: token entropy per training step, one line per clip setting. Bottom: the shares of clipped tokens for each setting, with error bars."}} tags=["hide-input"]
+from rlvr_lab.figures import experiments
+
 experiments.recorded_clip_figure()
 
 # %% [markdown]

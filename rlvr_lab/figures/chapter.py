@@ -59,7 +59,7 @@ def rollout_roles_figure(record) -> Figure:
         bbox_to_anchor=(0.5, 1.0),
         frameon=False,
     )
-    fig.suptitle("Only the sampled tokens enter the loss and its denominator |o_i|", fontsize=11)
+    fig.suptitle("Only the sampled tokens enter the loss\nand its denominator |o_i|", fontsize=11)
     return fig
 
 
@@ -88,7 +88,7 @@ def exploit_gallery_figure(exploits, naive, isolated) -> Figure:
     ax.set(xlim=(0, 2), ylim=(len(exploits), 0), xticks=[0.47, 1.47], yticks=np.arange(len(exploits)) + 0.45)
     ax.set_xticklabels(["naive harness", "isolated verifier"])
     ax.set_yticklabels(exploits, fontsize=10)
-    ax.set_title("The exploit gallery:\nred is a reward paid for an unrepaired race", fontsize=11)
+    fig.suptitle("The exploit gallery:\nred is a reward paid for an unrepaired race", fontsize=11)
     for side in ("top", "right", "left", "bottom"):
         ax.spines[side].set_visible(False)
     return fig
@@ -207,7 +207,7 @@ def clip_higher_figure(settings=((0.2, 0.2), (0.2, 0.28))) -> Figure:
         ax.legend(fontsize=10)
     axes[0].set_ylabel("surrogate L(r)")
     fig.suptitle(
-        f"The clipped surrogate, {eq('ch4-surrogate')}, flattens only in the advantage's direction", fontsize=11
+        f"The clipped surrogate, {eq('ch4-surrogate')}, flattens\nonly in the advantage's direction", fontsize=11
     )
     return fig
 

@@ -135,7 +135,7 @@ def reward_weights_figure(w_format: float = 0.2, w_length: float = 0.3) -> Figur
         ylim=(0, 1.2),
         xlabel="format weight λ_f",
         ylabel="length weight λ_ℓ",
-        title=f"Weights that keep every pass above every failure, {eq('ch2-ordering')}",
+        title=f"Weights that keep every pass\nabove every failure, {eq('ch2-ordering')}",
     )
     ax1.legend(fontsize=10, loc="upper right")
     worst_pass = rewards.composite_reward(1, 0.0, 1.0, w_format, w_length)
@@ -347,7 +347,7 @@ def clip_figure(eps_low: float = 0.2, eps_high: float = 0.2, p: float = 0.01) ->
     ax1.set(
         xlabel="probability ratio r = pi / pi_old",
         ylabel="surrogate per unit |A|",
-        title=f"Clipped surrogate, {eq('ch4-surrogate')}, eps_low={eps_low:g}, eps_high={eps_high:g}",
+        title=f"Clipped surrogate, {eq('ch4-surrogate')},\neps_low={eps_low:g}, eps_high={eps_high:g}",
     )
     ax1.legend(fontsize=10, loc="upper left")
     ps = np.logspace(-3, 0, 300)

@@ -4,8 +4,8 @@ Every module of :mod:`rlvr_lab.figures` draws with it; matplotlib without pyplot
 
 Sizes are chosen for the narrowest reader. A figure is at most :data:`FIG_WIDTH` inches wide, its panels
 stacked one above another, and no text in it is smaller than :data:`TEXT_PT` points. At :data:`DPI` that is
-a PNG at most 560 px wide whose smallest text is 13.9 px: shown whole in a desktop column, and still about
-9 px when a 390 px phone shrinks it to its 358 px column. :func:`png_bytes` writes the smallest text and
+a PNG at most 500 px wide whose smallest text is 13.9 px: shown whole in a desktop column, and still 9.4 px
+when a 390 px phone shrinks it to its 340 px column (the narrowest the browser test measures, a dashboard's). :func:`png_bytes` writes the smallest text and
 legend sizes into the PNG (text chunks ``rlvr-min-text-pt``, ``rlvr-min-legend-pt``, ``rlvr-dpi``) so the
 book's build test can check every figure on the site.
 """
@@ -24,8 +24,8 @@ NEUTRAL = "#264653"
 ACCENT = "#e9c46a"
 MUTED = "#8d99ae"
 
-FIG_WIDTH = 5.6
-"""Widest figure, in inches (560 px at :data:`DPI`)."""
+FIG_WIDTH = 5.0
+"""Widest figure, in inches (500 px at :data:`DPI`)."""
 TEXT_PT = 10.0
 """Smallest text in any figure, in points; :func:`png_bytes` raises smaller text to it."""
 DPI = 100
@@ -88,7 +88,7 @@ def axes_row(ncols: int = 2, width: float = FIG_WIDTH, height: float = 3.0) -> t
     shrink below a legible size on a phone. (The name is older than the layout.)
 
     >>> [float(round(x, 1)) for x in axes_row(2)[0].get_size_inches()]
-    [5.6, 6.0]
+    [5.0, 6.0]
     """
     fig = BookFigure(figsize=(min(width, FIG_WIDTH), height * ncols), layout="constrained")
     axes = [fig.add_subplot(ncols, 1, i + 1) for i in range(ncols)]
