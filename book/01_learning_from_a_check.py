@@ -32,8 +32,7 @@ if ON_COLAB:
 # # 1. Learning from a check
 #
 # Our repair agent can already fix the bugs its demonstrations showed it. This chapter asks what it takes
-# to let it improve on bugs nobody demonstrated, using only a program that says *pass* or *fail*
-# (sections 17.1 and 17.2 of the source chapter).
+# to let it improve on bugs nobody demonstrated, using only a program that says *pass* or *fail*.
 #
 # ```{admonition} Goals
 # :class: tip
@@ -185,7 +184,7 @@ widgets.contrast_explorer(group_size=8, p=0.05)
 # a small group is then almost always silent. What a larger group buys is contrast in more of the groups a
 # batch holds ($P_c$ = 0.10, 0.34 and 0.81 for those three sizes), not cheaper contrast.
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Contrast and its price. Top: the probability that a group holds at least one pass and one failure, against the pass rate p, for four group sizes. Bottom: rollouts spent for each group that carries contrast (log scale). The dot marks G = 2 at p = 0.10.", "name": "fig-ch1-contrast"}, "image": {"alt": "Two stacked line charts against pass rate p from 0 to 1, one curve per group size 2, 8, 16 and 32. Top: contrast probability; the G = 2 curve peaks at 0.5 in the middle, larger groups rise faster and stay close to 1 over most of the range. Bottom: rollouts per informative group on a log axis, each curve lowest in the middle and climbing steeply towards p = 0 and p = 1."}}
 from rlvr_lab.figures import relations
 
 relations.contrast_figure(group_size=2, p=0.10, group_sizes=(2, 8, 16, 32))

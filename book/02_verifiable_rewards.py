@@ -34,7 +34,7 @@ if ON_COLAB:
 # A reward is a measurement taken by a program, and an optimizer is a very patient adversary of that
 # program. This chapter prices the measurement: how it gets gamed, how often it is wrong once the policy
 # is being trained on it, and how extra reward terms can be added without letting a failure outscore a
-# pass (section 17.3).
+# pass.
 #
 # ```{admonition} Goals
 # :class: tip
@@ -179,7 +179,7 @@ print(f"lone (tampered) pass: {tampered_pass:+.2f}   each honest failure: {hones
 # *evaluation error*: the verifier said pass for a rollout that fails the criterion. An **exploit** is a
 # *behaviour*: the policy found, and is being reinforced for, a way to raise the measured reward through a
 # gap between reward and task. A false positive by itself does not show that the policy discovered or
-# deliberately used a shortcut (section 17.3.1): a flaky test, a lenient tolerance or a harness fault can
+# deliberately used a shortcut: a flaky test, a lenient tolerance or a harness fault can
 # accept an honest failure once, at random. It becomes an exploit when the accepted behaviour is
 # *systematic* and gets *reinforced*: the same kind of candidate keeps passing, its rate climbs across
 # updates, and it climbs faster than the true pass rate. The evidence for each is different: a false
@@ -245,7 +245,7 @@ for wf, wl in [(0.2, 0.3), (0.3, 0.75)]:
 # scores reaches above the range of pass scores, so some failure (short, perfectly formatted) beats some
 # pass (long, unformatted).
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "When a composite score keeps passes above failures. Top: the plane of format weight and length weight; inside the shaded triangle every pass outranks every failure. Bottom: the score ranges of passes and of failures at the marked weights (0.5, 0.6), which lie outside the triangle, so the two ranges overlap.", "name": "fig-ch2-reward-weights"}, "image": {"alt": "Two stacked panels. Top: a square plane of format weight against length weight with a shaded triangle below the line where the two weights sum to one, and a marked point at 0.5 and 0.6 outside the triangle. Bottom: two horizontal bars showing the range of scores a pass and a failure can reach; the bars overlap."}}
 from rlvr_lab.figures import relations
 
 relations.reward_weights_figure(w_format=0.5, w_length=0.6)
@@ -268,7 +268,7 @@ widgets.reward_weights_explorer(w_format=0.2, w_length=0.3)
 #   it, and no penalty undoes a side effect that already happened. Authorization, network isolation and
 #   quotas belong to the harness; reward terms express preferences inside that perimeter.
 # - **Partial credit is a different objective, not a softer one.** Rewarding the fraction of tests passed
-#   (section 17.3.3) changes which behaviour earns reinforcement. In a suite of ten tests, a candidate that
+#   changes which behaviour earns reinforcement. In a suite of ten tests, a candidate that
 #   special-cases three easy inputs and solves nothing scores 3/10, more than an honest attempt whose one
 #   wrong edge case breaks eight of the tests (2/10); and a group whose members all fail still has contrast. Partial credit needs its own ordering analysis like
 #   {eq}`ch2-ordering` (does every full pass still outrank every partial one?) and its own protection, since

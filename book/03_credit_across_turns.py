@@ -35,7 +35,7 @@ if ON_COLAB:
 # spots the notification that is missed when a connection is returned, and then breaks the build with a
 # syntax error in its final edit. The verifier sees only the end: *fail*. That verdict describes the
 # trajectory as a whole; it does not say the diagnosis was wrong. This chapter compares the ways of
-# spreading one terminal outcome over many turns, and what each one costs (section 17.4).
+# spreading one terminal outcome over many turns, and what each one costs.
 #
 # ```{admonition} Goals
 # :class: tip
@@ -232,7 +232,7 @@ widgets.fork_explorer(horizon=30, tokens_per_turn=512, continuations=8, forks=2)
 # with the horizon while two fixed forks stay flat (left), and the error bounds fall only as $1/\sqrt M$,
 # with $M = 20$ marked (right).
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "The cost and precision of continuation sampling. Top: generated tokens as a multiple of one trajectory, forking at every turn boundary against forking at two chosen boundaries, with the 30-turn horizon marked. Bottom: the standard-error bounds against the number of continuations M, with M = 20 marked.", "name": "fig-ch3-forks"}, "image": {"alt": "Two stacked line charts. Top: token cost against horizon; forking at every boundary grows much faster than forking at two boundaries, and the horizon of 30 is marked. Bottom: two falling curves of standard-error bound against the number of continuations, with the point at 20 continuations marked."}}
 from rlvr_lab.figures import relations
 
 relations.fork_figure(horizon=30, continuations=20, forks=[10, 20])

@@ -35,7 +35,7 @@ if ON_COLAB:
 # with rewards $[0, 1, 0]$. Without anyone labelling an edit, the pass is a comparison point for the two
 # failures. GRPO turns such within-task comparisons into update coefficients, using a group of sampled
 # outcomes where PPO would train a value network {cite}`shao2024deepseekmath`. This chapter builds its
-# objective piece by piece (section 17.5) and prices its characteristic failure: groups with nothing to
+# objective piece by piece and prices its characteristic failure: groups with nothing to
 # compare.
 #
 # ```{admonition} Goals
@@ -130,7 +130,7 @@ for group in ([0, 1, 0, 0], [1, 1, 0, 0], [1, 0, 1, 1, 0, 0, 0, 0]):
 # chapter 2 is not the false share of the *gradient*: false passes land mostly on hard tasks, where they are
 # often the only pass and carry a coefficient near $\sqrt{G-1}$.
 
-# %%
+# %% mystnb={"figure": {"caption": "Group-relative coefficients. Top: the coefficient of each rollout in a group of three with rewards 0, 1, 0. Bottom: in a binary group of G with one pass, the lone pass's coefficient and a failure's coefficient against G, with the square root of G - 1 dotted and G = 16 marked.", "name": "fig-ch4-group-advantages"}, "image": {"alt": "Two stacked panels. Top: three bars, a positive one for the passing rollout between two equal negative ones. Bottom: against group size, the lone pass's coefficient rises like a square root, reaching 3.87 at G = 16, while a failure's coefficient stays slightly below zero, -0.26 at G = 16."}} tags=["hide-input"]
 from rlvr_lab.figures import relations
 
 relations.group_advantages_figure(group_rewards=(0.0, 1.0, 0.0))
@@ -163,9 +163,10 @@ relations.group_advantages_figure(group_rewards=(0.0, 1.0, 0.0))
 # %%
 from IPython.display import Markdown, display
 from rlvr_lab import claims
-from rlvr_lab.figures import experiments
 
 display(Markdown(claims.table("exploit_amplification")))
+
+# %% mystnb={"figure": {"caption": "Recorded exploit amplification on the course's model, five seeds: exploit rate and true pass rate per training step under the naive harness and under the isolated verifier, and where the naive run's exploit advantage came from.", "name": "fig-ch4-recorded-exploit"}, "image": {"alt": "Three stacked charts over training steps. Top: the share of rollouts that use the exploit, rising under the naive harness and fading under the isolated verifier. Middle: the true pass rate of the same rollouts. Bottom: stacked bars of the exploit's positive advantage per step, mostly from groups with several exploits."}} tags=["hide-input"]
 experiments.recorded_exploit_figure()
 
 # %% [markdown]
@@ -229,7 +230,7 @@ from rlvr_lab.figures import widgets
 
 widgets.clip_explorer(eps_low=0.2, eps_high=0.2, p=0.01)
 
-# %%
+# %% mystnb={"figure": {"caption": "The clipped surrogate with eps_low = 0.2 and eps_high = 0.28. Top: the surrogate against the token ratio r for a positive and a negative advantage. Bottom: the probability above which a positive-advantage token stops being pushed up, against its current probability; the token at p = 0.01 is marked with its headroom.", "name": "fig-ch4-clip"}, "image": {"alt": "Two stacked panels. Top: two piecewise-linear curves of the surrogate against the ratio; each is flat beyond the clip in the direction of its advantage. Bottom: on a log axis, the clip threshold p times 1.28 against the current probability p, with a horizontal line at probability 1 and the point at p = 0.01 marked."}} tags=["hide-input"]
 relations.clip_figure(eps_low=0.2, eps_high=0.28, p=0.01)
 
 # %% [markdown]
@@ -309,7 +310,7 @@ print("constant:    ", grpo.per_token_weights([-1.0, -1.0], [128, 4096], norm="c
 # $\hat A_i$ alone. Whether lengths then actually drift depends on how token gradients align across
 # sequences, which chapter 7 measures.
 
-# %%
+# %% mystnb={"figure": {"caption": "Per-token weights of failures of five lengths that share the coefficient A = -1, under the per-rollout divisor and under a constant divisor. The shortest failure is 32 times heavier per token than the longest under the per-rollout divisor.", "name": "fig-ch4-length-weights"}, "image": {"alt": "Grouped bars on a log axis for rollout lengths 128, 512, 1024, 2048 and 4096 tokens. Under the per-rollout divisor the bars fall as the length grows; under the constant divisor all five bars are equal."}} tags=["hide-input"]
 relations.length_weights_figure(advantage=-1.0, lengths=(128, 512, 1024, 2048, 4096))
 
 # %% [markdown]

@@ -219,7 +219,7 @@ print(
     f"{len(ids) - sum(mask)} conditioning tokens"
 )
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "The token roles of the recorded multi-turn rollout: the prompt, the tokens each model call sampled, and the observations the environment returned. Only the sampled stretches enter the loss and its denominator.", "name": "fig-ch5-rollout-roles"}, "image": {"alt": "A horizontal strip of token positions coloured by role: a grey prompt at the start, then alternating coloured stretches sampled by each model call and yellow observation stretches; the legend gives each stretch's token count."}}
 from rlvr_lab.figures import chapter
 
 chapter.rollout_roles_figure(rec)

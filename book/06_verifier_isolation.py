@@ -65,64 +65,12 @@ if ON_COLAB:
 # through a controller the candidate cannot touch, and the policy is given no write access it does not need.
 
 # %% [markdown]
-# (ch6-table-workspaces)=
-# ## Two workspaces
+# (ch6-fixture)=
+# ## The task under attack
 #
-# Grading inside the container where the agent explored leaves the runner, the imports and the exit code
-# within the candidate's reach. The isolated design separates the two activities:
-#
-# | Concern | Exploration workspace | Assessment workspace |
-# | --- | --- | --- |
-# | State that may change | the task's working copy and whatever local diagnostics the agent may run | the candidate applied to a named fixture revision, under its own execution limits |
-# | Authority over the result | public feedback only; no control over the deciding check | the protected criteria, the checker configuration and the authoritative result store |
-# | What crosses the boundary | a captured candidate with bounded provenance | a verdict with declared evidence, bound to the candidate, fixture and checker versions |
-#
-# The controller does five things in order: it **captures** the candidate as a change, **binds** it to the
-# rollout id and the base revision, **admits** it only if it touches files the task allows (application
-# source, never tests, grading scripts or container configuration), **applies** it to a fresh copy of the
-# fixture, and **runs** the hidden tests with a trusted runner. The candidate stays untrusted after it
-# crosses: code that runs in the grader's interpreter can rewrite assertions, a read-only mount of the hidden
-# tests still lets it read them, and whatever the candidate prints or returns as an exit code is telemetry,
-# never a verdict.
-#
-# `rlvr_lab.verifier` implements this design. A fixture is plain data: its base files, the public tests the
-# policy may see, the hidden tests it never sees, the paths a candidate may change, and the trial count $K$.
-#
-# The trusted runner has two ways to run the hidden tests. They are ordinary pytest files, and anything
-# pytest treats specially (fixtures, parametrised tests, test classes, a `conftest.py`) runs under pytest,
-# in a process forked for the trial. Most hidden tests are plainer than that: module-level
-# `def test_*():` functions that call the candidate and assert on what comes back, like every procedural
-# task of this course and HumanEval's `check(candidate)`. For those, pytest's collection and per-test
-# bookkeeping cost more than the tests themselves, so the runner calls the functions directly, in the
-# trial's seeded order, and writes the record that pytest's reports would have given; a trusted `ast` scan
-# decides which route a fixture takes. When such tests import nothing but the candidate's modules and
-# stateless standard-library modules, they run inside the runner process itself: fresh test modules every
-# trial, a watchdog, and nothing of the candidate's but plain data and handles. The two routes decide
-# alike (the test suite checks them case by case against `Verifier(test_runner="pytest")`). What the
-# direct route gives up is pytest's assertion rewriting: a failed `assert` is reported by its source line,
-# not with the values it compared. Each verdict names its route in `verdict.test_runner`.
-#
-# ### What crosses the boundary, and why
-#
-# The hidden tests hold no candidate object: whatever they receive must be something whose code is the
-# runner's own, or the candidate could decide an assertion (an object whose `__eq__` always says yes).
-# Plain data crosses by value with its exact type, and so do the standard library's containers and numbers
-# (`defaultdict` with a builtin factory such as `list`, `OrderedDict`, `Counter`, `deque` with its
-# `maxlen`, `Fraction`, `Decimal`); a candidate's subclass of any of them is refused or stays a handle that
-# equals only itself. A candidate's named tuple arrives as a named tuple the runner makes from the name and
-# field names, so `result == (1, 2)` and `result.x` behave as in plain Python without the candidate's
-# methods. Linked lists, trees and graphs are built from classes of a test-helper module that the fixture
-# declares as shared (`shared_modules` in its manifest, such as `listnode.py`); their objects cross *by
-# value*, as a table of objects with their fields and references by id, so cycles and shared nodes arrive
-# as they were sent, and each side rebuilds them from its own copy of the module, setting declared fields
-# only, never unpickling and never running the other side's code. The sandbox executes the fixture's copy
-# before the candidate's first import, so a candidate file of the same name is never used. By value means
-# copies: a test checks what a function returns, not an argument the candidate changed in place (handles
-# would keep identity, at a round trip per attribute read and with `==` reduced to identity). Everything
-# else, generators included, stays in the sandbox behind a handle: each `next()` is one bounded request,
-# the generator's own exception arrives as the test's exception, and requests stop at the trial's time
-# limit, so an endless generator is a failed test, not a hung grader. The course's small fixtures
-# `linked_reverse_01`, `graph_cycle_01`, `graph_bfs_01` and `windows_gen_01` exercise each case.
+# The chapter's fixture is the connection-pool repair of {doc}`05_multi_turn`. A fixture is plain data: its
+# base files, the public tests the policy may see, the hidden tests it never sees, the paths a candidate may
+# change, and the trial count $K$, the number of times the hidden tests are run before a patch is accepted.
 
 # %%
 from rlvr_lab.verifier import Verifier, VerifierPool
@@ -151,13 +99,16 @@ print("limits per trial:", fixture.limits)
 # ## The exploit gallery, run live
 #
 # The repository ships a gallery of candidates for `pool_repair_01` that try to obtain a pass without fixing
-# the race. They cover the three exploit classes of {doc}`02_verifiable_rewards` and then some. Weakening the
-# check: an answer object whose equality test always succeeds. Bypassing the verified path: leaving the
+# the race. They cover the three exploit classes of {doc}`02_verifiable_rewards` and then some.
+#
+# Weakening the check: an answer object whose equality test always succeeds. Bypassing the verified path: leaving the
 # process with status 0 before the first assertion runs. Rewriting the verdict inside the runner: a
 # `conftest.py` that files every failure as a pass, a forged JUnit report, configuration files that switch
-# test collection off, tests replaced or rewritten at import. Beyond those, the gallery holds resource abuse
-# (fork and memory bombs, an infinite loop, an output flood), an attempt to kill the harness, attempts to read the hidden tests, network escapes and processes that try to outlive the run. Two rows come from a
-# second, determined red team: `hash_collision_reply` answers with a set of values whose hashes all collide,
+# test collection off, tests replaced or rewritten at import.
+#
+# Beyond those, the gallery holds resource abuse
+# (fork and memory bombs, an infinite loop, an output flood), an attempt to kill the harness, attempts to read the hidden tests, network escapes and processes that try to outlive the run. Two rows are subtler:
+# `hash_collision_reply` answers with a set of values whose hashes all collide,
 # so that whoever decodes the reply spends quadratic time and the runner overruns its deadline (a verdict of
 # *infrastructure fault* would let a candidate censor its own GRPO group), and `terminal_escape` hides ANSI
 # escape sequences in its error messages to paint a green "pass" on a reviewer's terminal. The cell
@@ -228,7 +179,7 @@ print(
 pd.set_option("display.max_colwidth", 80)
 gallery
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "The exploit gallery run live: each exploit's verdict under the naive harness and under the isolated verifier. Red marks a reward paid for a patch that does not repair the race.", "name": "fig-ch6-gallery"}, "image": {"alt": "A grid with one row per exploit and two columns, naive harness and isolated verifier. Several cells in the naive column are red passes or grey cells that were not run; the isolated verifier column holds no pass."}}
 from rlvr_lab.figures import chapter
 
 chapter.exploit_gallery_figure(gallery["exploit"], gallery["naive harness"], gallery["isolated verifier"])
@@ -239,7 +190,7 @@ chapter.exploit_gallery_figure(gallery["exploit"], gallery["naive harness"], gal
 # beyond a file in `/tmp` that the cell removes. The bombs, the harness killer and the lingering daemon are
 # run against the isolated verifier only; the red-team tests of the repository run them against both.
 #
-# Read the table row by row against the design. Exploits that write outside the allowed paths never reach a
+# Read the table row by row; the next section explains the design each row tests. Exploits that write outside the allowed paths never reach a
 # test run: the isolated verifier refuses them at admission and records the reason. Exploits that try to
 # end the process early or to fake the runner's output fail because the verdict comes from the trusted
 # runner's own record of each test, not from the candidate's exit code or stdout. Exploits that try to read
@@ -256,12 +207,83 @@ chapter.exploit_gallery_figure(gallery["exploit"], gallery["naive harness"], gal
 # tests use is beaten only by better tests, not by a better boundary. Isolation makes the verdict a faithful
 # report of the tests; whether the tests specify the task is the coverage question of
 # {doc}`02_verifiable_rewards`.
+
+# %% [markdown]
+# (ch6-table-workspaces)=
+# ## Two workspaces
 #
+# Grading inside the container where the agent explored leaves the runner, the imports and the exit code
+# within the candidate's reach. The isolated design separates the two activities:
+#
+# | Concern | Exploration workspace | Assessment workspace |
+# | --- | --- | --- |
+# | State that may change | the task's working copy and whatever local diagnostics the agent may run | the candidate applied to a named fixture revision, under its own execution limits |
+# | Authority over the result | public feedback only; no control over the deciding check | the protected criteria, the checker configuration and the authoritative result store |
+# | What crosses the boundary | a captured candidate with bounded provenance | a verdict with declared evidence, bound to the candidate, fixture and checker versions |
+#
+# The controller does five things in order: it **captures** the candidate as a change, **binds** it to the
+# rollout id and the base revision, **admits** it only if it touches files the task allows (application
+# source, never tests, grading scripts or container configuration), **applies** it to a fresh copy of the
+# fixture, and **runs** the hidden tests with a trusted runner. The candidate stays untrusted after it
+# crosses: code that runs in the grader's interpreter can rewrite assertions, a read-only mount of the hidden
+# tests still lets it read them, and whatever the candidate prints or returns as an exit code is telemetry,
+# never a verdict.
+#
+# `rlvr_lab.verifier` implements this design, with the fixture of {ref}`ch6-fixture` as its input.
+#
+# The trusted runner has two ways to run the hidden tests. They are ordinary pytest files, and anything
+# pytest treats specially (fixtures, parametrised tests, test classes, a `conftest.py`) runs under pytest,
+# in a process forked for the trial.
+#
+# Most hidden tests are plainer than that: module-level
+# `def test_*():` functions that call the candidate and assert on what comes back, like every procedural
+# task of this course and HumanEval's `check(candidate)`. For those, pytest's collection and per-test
+# bookkeeping cost more than the tests themselves, so the runner calls the functions directly, in the
+# trial's seeded order, and writes the record that pytest's reports would have given; a trusted `ast` scan
+# decides which route a fixture takes.
+#
+# When such tests import nothing but the candidate's modules and
+# stateless standard-library modules, they run inside the runner process itself: fresh test modules every
+# trial, a watchdog, and nothing of the candidate's but plain data and handles. The two routes decide
+# alike (the test suite checks them case by case against `Verifier(test_runner="pytest")`). What the
+# direct route gives up is pytest's assertion rewriting: a failed `assert` is reported by its source line,
+# not with the values it compared. Each verdict names its route in `verdict.test_runner`.
+#
+# ### What crosses the boundary, and why
+#
+# The hidden tests hold no candidate object: whatever they receive must be something whose code is the
+# runner's own, or the candidate could decide an assertion (an object whose `__eq__` always says yes).
+# Plain data crosses by value with its exact type, and so do the standard library's containers and numbers
+# (`defaultdict` with a builtin factory such as `list`, `OrderedDict`, `Counter`, `deque` with its
+# `maxlen`, `Fraction`, `Decimal`); a candidate's subclass of any of them is refused or stays a handle that
+# equals only itself.
+#
+# A candidate's named tuple arrives as a named tuple the runner makes from the name and
+# field names, so `result == (1, 2)` and `result.x` behave as in plain Python without the candidate's
+# methods.
+#
+# Linked lists, trees and graphs are built from classes of a test-helper module that the fixture
+# declares as shared (`shared_modules` in its manifest, such as `listnode.py`); their objects cross *by
+# value*, as a table of objects with their fields and references by id, so cycles and shared nodes arrive
+# as they were sent, and each side rebuilds them from its own copy of the module, setting declared fields
+# only, never unpickling and never running the other side's code. The sandbox executes the fixture's copy
+# before the candidate's first import, so a candidate file of the same name is never used.
+#
+# By value means
+# copies: a test checks what a function returns, not an argument the candidate changed in place (handles
+# would keep identity, at a round trip per attribute read and with `==` reduced to identity).
+#
+# Everything else, generators included, stays in the sandbox behind a handle: each `next()` is one bounded request,
+# the generator's own exception arrives as the test's exception, and requests stop at the trial's time
+# limit, so an endless generator is a failed test, not a hung grader. The course's small fixtures
+# `linked_reverse_01`, `graph_cycle_01`, `graph_bfs_01` and `windows_gen_01` exercise each case.
+
+# %% [markdown]
 # (ch6-red-team)=
-# ### A determined red team, and what cannot be closed
+# ### Red-teaming the boundary, and what cannot be closed
 #
-# A second red team, playing a policy that searches for whatever earns reward, found the boundary weaker at
-# its edges than at its centre, and each finding became a rule with a test:
+# A red team that played a policy searching for whatever earns reward found the boundary weaker at its
+# edges than at its centre, and each finding became a rule with a test:
 #
 # | finding | what the candidate did | rule now |
 # |---|---|---|
@@ -275,7 +297,9 @@ chapter.exploit_gallery_figure(gallery["exploit"], gallery["naive harness"], gal
 # One behaviour no boundary can stop: a candidate that *detects* the verifier and behaves well only there.
 # It can look at its hostname, its working directory, its uid, the absence of a network, the timing of the
 # calls it receives, or simply whether a test-like caller is present, and ship the broken code path to
-# everyone else. The sandbox removes the cheap tells (an ordinary hostname, an ordinary environment, no
+# everyone else.
+#
+# The sandbox removes the cheap tells (an ordinary hostname, an ordinary environment, no
 # seed or path that names the verifier), but a sandbox is by construction *different* from production:
 # it has no network, tight limits and a proxy in front of every call. Any behavioural check judges the
 # behaviour it observes, so a verdict is evidence about the candidate *under verification*. What closes the
@@ -304,22 +328,24 @@ print("\n".join(lines))
 # waiter that arrives inside a short window of `release` is lost, but only if the threads interleave that
 # way. `repair_accept_v2` sends twenty waiters per trial at secret random offsets spread over the candidate's
 # whole `release`, so the original `bad_racy_snapshot` (a 5 ms window) now fails every single trial, and
-# `bad_racy_late_read` (a 3 ms window 7 ms into the release) almost always does. The narrowest,
-# `bad_racy_narrow_window` (about 1 ms), still passes a single trial now and then. With `rlvr-lab calibrate
-# --runs 40` on a loaded two-core machine (load average about 9) we measured $\hat q = 0.125$ for it (5 of
-# 40 trials, 95 % interval 0.05-0.26) and $\hat q = 0.025$ for the late read (interval up to 0.13), so under
-# the manifest's $K = 8$ the narrow patch is accepted with probability $\hat q^{8} \approx 6 \times 10^{-8}$,
-# and below $2.1 \times 10^{-5}$ even at the interval's upper end; every other known-bad patch failed all 40
-# single trials, and the known-good patch passed all 40. Re-running the cell can still change the
-# narrow patch's single-trial verdict. That is the noisy-reward problem of {ref}`ch6-noisy`, and the reason
-# this fixture's manifest declares several trials ($K$, printed at the top of the chapter) rather than one.
+# `bad_racy_late_read` (a 3 ms window 7 ms into the release) almost always does.
+#
+# The narrowest,
+# `bad_racy_narrow_window` (about 1 ms), still passes a single trial now and then. Over 40 single trials
+# it passed 5 ($\hat q = 0.125$, 95 % interval 0.05-0.26) and the late read passed 1 ($\hat q = 0.025$,
+# interval up to 0.13); every other known-bad patch failed all 40, and the known-good patch passed all 40.
+# Re-running the cell can still change the narrow patch's single-trial verdict. That is the noisy-reward
+# problem of {ref}`ch6-noisy`, and the reason the fixture's manifest runs the hidden tests $K$ times
+# (printed at the top of the chapter) rather than once.
 
 # %% [markdown]
 # **Which sandbox ran these verdicts?** `backend="auto"` picks the strongest isolation this machine allows
 # and prints one line naming it; every verdict repeats it in `verdict.backend` and lists the layers in
 # `verdict.isolation`. As root that is `local`: namespaces plus a per-slot uid. As an ordinary user (a
 # laptop, a CI runner) it is `local-userns`: the same namespaces inside an unprivileged user namespace,
-# without the per-slot uid. Where user namespaces are disabled it falls back to `process`, which has no
+# without the per-slot uid.
+#
+# Where user namespaces are disabled it falls back to `process`, which has no
 # namespaces at all: rlimits, a process group under a subreaper, a scratch directory, a seccomp filter that
 # refuses every socket except a Unix one (so no network on any kernel) and, where the kernel has Landlock, a
 # filesystem allow-list. Without Landlock that backend loses one of the gallery's exploits (killing the
@@ -381,7 +407,10 @@ print("\n".join(lines))
 # ```
 #
 # Here $K$ counts every trial, the first included; "one pass plus $K$ confirmation reruns" would be
-# $q^{K+1}$. When trials are dependent the product of conditional pass probabilities replaces $q^K$, and it
+# $q^{K+1}$. For the narrow-window patch measured above, $\hat q = 0.125$ and the fixture's $K = 8$ give
+# $\hat q^{8} \approx 6 \times 10^{-8}$, and below $2.1 \times 10^{-5}$ even at the interval's upper end.
+#
+# When trials are dependent the product of conditional pass probabilities replaces $q^K$, and it
 # can be much larger: fresh containers and randomised seeds push trials towards independence, while a
 # persistent checker bug or a shared overloaded host correlates them.
 #
@@ -500,7 +529,7 @@ pd.DataFrame(measured).round(3)
 # The static figure summarises the rule's trade for the chapter's hypothetical patches and places the
 # measured reference patches on the same axes.
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "The all-pass rule predicted and measured. Top: acceptance probability against the number of trials K for the two hypothetical patches (q = 0.20 and 0.98) and for the measured reference patches, with their measured acceptance at K = 3. Bottom: expected trials under stop-on-first-rejection.", "name": "fig-ch6-all-pass-measured"}, "image": {"alt": "Two stacked charts against K from 1 to 8. Top, on a log axis: the wrong patch's acceptance falls by a factor of five per trial while the right patch's stays near 1; markers at K = 3 show the measured reference patches. Bottom: the right patch's expected trials climb almost along the line of running every trial, while the wrong patch's stay near one."}}
 chapter.all_pass_measured_figure(measured, q_bad=q_bad, q_good=q_good, rule_runs=N_RULE)
 
 # %% [markdown]

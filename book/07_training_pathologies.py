@@ -200,7 +200,7 @@ print(
 )
 print(f"constant divisor:    ratio {const[0] / const[1]:.0f}x")
 
-# %%
+# %% mystnb={"figure": {"caption": "Length bias of the per-rollout divisor: the size of the per-token weight against rollout length for a failure and a success, and under a constant divisor of 2048 tokens.", "name": "fig-ch7-length-bias"}, "image": {"alt": "A log-log chart of per-token weight against rollout length from 64 to 4096 tokens. The failure and success lines under the per-rollout divisor fall together along a straight line; the constant-divisor line is flat."}} tags=["hide-input"]
 from rlvr_lab.figures import chapter
 
 chapter.length_bias_figure(constant=2048)
@@ -238,6 +238,8 @@ from rlvr_lab import claims
 from rlvr_lab.figures import experiments
 
 display(Markdown(claims.table("length_norm")))
+
+# %% mystnb={"figure": {"caption": "Recorded comparison of the per-rollout and constant divisors on the course's model: the mean length of failing rollouts per training step, and its change over the run.", "name": "fig-ch7-recorded-length"}, "image": {"alt": "Two stacked charts. Top: failing-rollout length per training step, one line per divisor. Bottom: the change of that length over the run for each divisor."}} tags=["hide-input"]
 experiments.recorded_length_figure()
 
 # %%
@@ -310,7 +312,7 @@ from rlvr_lab.figures.widgets import clip_explorer
 
 clip_explorer(eps_low=0.2, eps_high=0.28, p=0.01)
 
-# %%
+# %% mystnb={"figure": {"caption": "The clipped surrogate for a symmetric clip (0.2, 0.2) and for clip-higher (0.2, 0.28), for a positive and a negative advantage.", "name": "fig-ch7-clip-higher"}, "image": {"alt": "Two stacked charts of the surrogate against the token ratio r. Top, advantage +1: both clipped curves rise with r and flatten, the clip-higher curve later. Bottom, advantage -1: both curves fall with r and flatten at the same low ratio."}} tags=["hide-input"]
 chapter.clip_higher_figure(settings=[(0.2, 0.2), (0.2, 0.28)])
 
 # %% [markdown]
@@ -343,9 +345,12 @@ chapter.clip_higher_figure(settings=[(0.2, 0.2), (0.2, 0.28)])
 # %%
 from IPython.display import Markdown, display
 from rlvr_lab import claims
-from rlvr_lab.figures import experiments
 
 display(Markdown(claims.table("clip_higher")))
+
+# %% mystnb={"figure": {"caption": "Recorded entropy collapse on the course's model, five seeds from a hedging warm start: token entropy and action diversity per training step under the symmetric clip and clip-higher, and the share of tokens each clip bound acts on, with 95 % intervals.", "name": "fig-ch7-recorded-clip"}, "image": {"alt": "Three stacked charts. Top: token entropy per training step, falling by about two thirds for both clip settings. Middle: distinct completions per group over G, falling from about 0.4 to 0.2 for both. Bottom: bars of the shares of tokens at the upper clip, eligible for it and at any clip, all near or below 1.5 %."}} tags=["hide-input"]
+from rlvr_lab.figures import experiments
+
 experiments.recorded_clip_figure()
 
 # %% [markdown]
@@ -427,6 +432,8 @@ from rlvr_lab import claims
 from rlvr_lab.figures import experiments
 
 display(Markdown(claims.table("pass_at_k")))
+
+# %% mystnb={"figure": {"caption": "Recorded pass@k on held-out tasks before and after GRPO training, and the difference between the two curves.", "name": "fig-ch7-recorded-pass-at-k"}, "image": {"alt": "Two stacked charts against k. Top: pass@k before and after training. Bottom: the difference between the two curves, after minus before."}} tags=["hide-input"]
 experiments.recorded_pass_at_k_figure()
 
 # %% [markdown]

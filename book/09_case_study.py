@@ -351,7 +351,7 @@ for other, gb, ga in zip(["rl_trial_01", "rl_trial_03"], gap_before, gap_after):
 # {eq}`ch7-weight` at work on near-identical rollouts, and it is why outcome rewards need many groups to
 # isolate the one line that matters.
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "One repair group through the loop: the verdict of each trial (grey where a trial was not run), the group coefficients of the rollouts, and the change of the log-likelihood gap between the pass and two failures after one GRPO step.", "name": "fig-ch9-case-study"}, "image": {"alt": "Three stacked panels. Top: a grid of rollouts against trials coloured green for a pass and red for a failure. Middle: one bar per rollout, positive for the passing one and negative for the failures. Bottom: two bars for the change of the log-probability gap after one step."}}
 from rlvr_lab.figures import chapter
 
 chapter.case_study_figure(

@@ -153,7 +153,7 @@ print(
 #
 # The figure places four of these numbers on the curves they come from.
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Four of the course's worked numbers on the curves they come from: the false-accept share of rewards, the lone-pass coefficient, rollouts per informative group, and the slot-capacity gain of a faster reset.", "name": "fig-ch10-key-numbers"}, "image": {"alt": "Four stacked line charts, each with its worked point marked: the false share of rewards falling as the pass rate rises; the lone-pass coefficient growing like a square root of G - 1; rollouts per informative group on a log axis for G = 8 and 16; and the capacity gain rising with the reset speed-up towards the no-reset ceiling."}}
 chapter.key_numbers_figure(rho=0.10, alpha=0.025, group_size=16, t_reset=3.5, t_fast=0.015)
 
 # %% [markdown]

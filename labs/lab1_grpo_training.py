@@ -130,9 +130,10 @@ print(f"verification took {share:.0%} of an average GRPO step")
 # `train` repeats four functions, each handing the next a plain dataclass. The cells below run them once
 # more by hand, from the run's last checkpoint: `sample_step` draws G completions per task and scores them
 # under the frozen reference while the verifier works; `grade_step` waits for the verdicts and applies the
-# complete-group rule; `update_step` builds the batch (advantages, eq 2) and takes `passes` optimizer steps
-# of the GRPO loss (eqs 4-5). Nothing here is written to the run's folder. On the `ci` preset expect
-# all-fail groups: every advantage is 0 and the step leaves the weights as they were (section 17.5.4).
+# complete-group rule; `update_step` builds the batch (the group-relative advantages of chapter 4) and takes
+# `passes` optimizer steps of the GRPO loss (chapter 4's clipped surrogate and objective). Nothing here is
+# written to the run's folder. On the `ci` preset expect all-fail groups: every advantage is 0 and the step
+# leaves the weights as they were (section 17.5.4).
 
 # %%
 from rlvr_lab.train import grade_step, make_batch, make_learner, sample_step, setup, update_step, warm_start
@@ -155,8 +156,10 @@ for group in sorted({r.group_id for r in graded.records}):
 # %%
 admitted = [r for r in graded.records if r.admitted]
 if admitted:
+    from rlvr_lab import equations
+
     batch = make_batch(learner, admitted, config, run.sampling, graded.ref)   # what update_step builds first
-    print("advantages (eq 2):", [round(a, 3) for a in batch.advantages.tolist()])
+    print(f"advantages ({equations.eq('ch4-advantage')}):", [round(a, 3) for a in batch.advantages.tolist()])
 version = learner.version
 diags = update_step(run, learner, graded)
 run.close()

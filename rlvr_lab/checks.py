@@ -55,7 +55,21 @@ _table: dict | None = None
 
 
 class CheckFailed(AssertionError):
-    """Raised by a check when an answer is missing or wrong; the message is a hint, not the answer."""
+    """Raised by a check when an answer is missing or wrong; the message is a hint, not the answer.
+
+    In Jupyter the hint is all a failed check shows, not a traceback through this module (IPython renders an
+    exception with ``_render_traceback_`` by its lines).
+
+    >>> CheckFailed("ex1.part_a not yet right").render_traceback_lines()
+    ['CheckFailed: ex1.part_a not yet right']
+    """
+
+    def render_traceback_lines(self) -> list[str]:
+        """The lines a notebook shows for this failure: its class and its hint."""
+        return [f"{type(self).__name__}: {self}"]
+
+    def _render_traceback_(self) -> list[str]:
+        return self.render_traceback_lines()
 
 
 def answer_hash(part_id: str, name: str, canon: str, salt: str, iterations: int = HASH_ITERATIONS) -> str:

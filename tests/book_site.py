@@ -54,6 +54,18 @@ def source_of(doc: str) -> Path:
     raise FileNotFoundError(f"no .ipynb or .md source for toc entry {doc!r}")
 
 
+#: Files a static host sends as they are (already compressed); it gzips the rest (HTML, scripts, styles).
+COMPRESSED_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".woff", ".woff2", ".ico")
+
+
+def sent_bytes(path: Path) -> int:
+    """The bytes a gzip-compressing static host (GitHub Pages) sends for one file of the site."""
+    import gzip
+
+    data = path.read_bytes()
+    return len(data) if path.suffix in COMPRESSED_SUFFIXES else len(gzip.compress(data, 6))
+
+
 def ensure_widget_js() -> None:
     """Fetch the widget JavaScript (scripts/setup.d/widgets_js.sh) if ``make setup`` has not yet."""
     if (WIDGET_JS / "embed-amd.js").exists() and (WIDGET_JS / "require.min.js").exists():
@@ -64,9 +76,14 @@ def ensure_widget_js() -> None:
 def shared_dir(tmp_path_factory) -> Path:
     """A directory this test session shares between its xdist workers, and only with them.
 
-    Under pytest-xdist every worker's base temp sits in the session's own ``pytest-N`` folder, so its
+    ``RLVR_BOOK_DIR`` names such a directory explicitly, kept between runs. Under pytest-xdist every
+    worker's base temp sits in the session's own ``pytest-N`` folder, so its
     parent is shared by the workers of this run; without xdist the base temp itself is this run's.
     """
+    if os.environ.get("RLVR_BOOK_DIR"):
+        # A directory kept between runs: the first run builds, later runs reuse its book-build.json
+        # (delete that file to build again).
+        return Path(os.environ["RLVR_BOOK_DIR"]).resolve()
     base = tmp_path_factory.getbasetemp()
     return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "rlvr-book"
 

@@ -9,7 +9,7 @@ import pytest
 
 from rlvr_lab.colab import install_cell
 
-from book_site import ROOT, build_book, shared_dir, source_of, toc_files
+from book_site import ROOT, build_book, sent_bytes, shared_dir, source_of, toc_files
 
 pytestmark = [pytest.mark.slow, pytest.mark.book]
 
@@ -59,7 +59,20 @@ def test_every_toc_page_exists_and_notebooks_have_executed_outputs(book):
         if visible_code:
             assert html.count('class="cell_output') >= 1, f"{doc} shows no executed output"
         assert "Traceback (most recent call last)" not in html, f"{doc} shows a traceback"
+        if _is_student_exercise(nb):
+            continue  # its unanswered check cells show their hint, CheckFailed: ... (rlvr_lab.checks)
         assert 'class="output traceback' not in html and "output error" not in html, f"{doc} shows an error"
+
+
+def _is_student_exercise(nb) -> bool:
+    return nb.metadata.get("rlvr_lab", {}).get("version") == "student"
+
+
+def _chapters():
+    """The chapters and the landing and instructors' pages (the labs and exercises are notebooks as handed
+    out, drawn with plain matplotlib and citing the source's sections: the figure and equation tests below
+    hold the book's own pages)."""
+    return [doc for doc in toc_files() if doc.startswith("book/")]
 
 
 def test_chapter_notebooks_start_with_a_colab_only_install_cell():
@@ -87,7 +100,8 @@ def test_widget_state_is_saved_and_widget_js_is_local(book):
         assert any("_static/widgets-js/embed-amd.js" in s for s in scripts), f"{doc}: widget JS not local"
         assert any("_static/widgets-js/require.min.js" in s for s in scripts), f"{doc}: require.js not local"
         assert not any(re.match(r"https?://", s) for s in scripts), f"{doc}: a script is loaded from a CDN"
-        assert '"ImageModel"' in html or "ImageModel" in html, f"{doc}: the dashboard figure is not saved"
+        if doc.startswith("book/"):
+            assert '"ImageModel"' in html or "ImageModel" in html, f"{doc}: the dashboard figure is not saved"
     assert pages_with_widgets >= 5
     assert (book.html / "_static" / "widgets-js" / "embed-amd.js").exists()
 
@@ -227,7 +241,7 @@ def test_every_shown_equation_number_is_the_rendered_number_of_its_label(book):
     from rlvr_lab import equations
 
     rendered, wrong, loose, checked = {}, [], [], 0
-    pages = {doc: _page(book, doc).read_text() for doc in toc_files()}
+    pages = {doc: _page(book, doc).read_text() for doc in _chapters()}
     for html in pages.values():
         for n, label in _EQNO.findall(html):
             assert label not in rendered, f"equation {label} is rendered twice"
@@ -248,3 +262,154 @@ def test_every_shown_equation_number_is_the_rendered_number_of_its_label(book):
     )
     assert checked >= 100, f"only {checked} equation citations found on the site"
     print(f"{checked} equation citations checked against {len(rendered)} rendered equations")
+
+
+# Figures (issue 25): every figure of a chapter is a numbered <figure> with a caption and real alt text, and
+# its PNG (rlvr_lab.figures.style.png_bytes) records its smallest text and legend sizes. At 1280 px the
+# narrowest output column of a chapter measures 658 px (tests/test_browser.py checks the real widths), so a
+# figure up to that wide is shown at its natural size.
+DESKTOP_COLUMN_PX = 658
+MIN_LEGEND_PX = 11.0
+_FIGURE = re.compile(r"<figure[^>]*\bid=\"([^\"]+)\"[^>]*>\s*(<img[^>]*>)\s*<figcaption>(.*?)</figcaption>", re.S)
+_IMG = re.compile(r'<img[^>]+src="\.\./_images/[^"]+\.png"[^>]*>')
+
+
+def _words(html: str) -> int:
+    return len(re.sub(r"<[^>]+>", " ", html).split())
+
+
+def test_every_figure_is_numbered_captioned_and_has_alt_text(book):
+    from PIL import Image
+
+    total = 0
+    for doc in _chapters():
+        html = _page(book, doc).read_text()
+        imgs = _IMG.findall(html)
+        figures = _FIGURE.findall(html)
+        assert len(figures) == len(imgs), f"{doc}: {len(imgs)} images but {len(figures)} numbered figures"
+        for name, img, caption in figures:
+            where = f"{doc}#{name}"
+            assert re.search(r'class="caption-number">Fig\. \d+', caption), f"{where}: no figure number"
+            assert _words(caption) >= 12, f"{where}: the caption is too short to say what the figure shows"
+            alt = re.search(r'alt="([^"]*)"', img).group(1)
+            assert _words(alt) >= 12 and not re.search(r"[0-9a-f]{16}|\.png", alt), f"{where}: alt text {alt!r}"
+            src = re.search(r'src="\.\./([^"]+)"', img).group(1)
+            png = Image.open(book.html / src)
+            width, dpi = png.size[0], float(png.text.get("rlvr-dpi", 0))
+            assert dpi, f"{where}: the PNG records no text sizes (draw it with rlvr_lab.figures.style.png_bytes)"
+            scale = min(1.0, DESKTOP_COLUMN_PX / width)
+            for kind in ("legend", "text"):
+                pt = float(png.text[f"rlvr-min-{kind}-pt"])
+                px = pt * dpi / 72 * scale
+                assert px >= MIN_LEGEND_PX, f"{where}: {kind} shown at {px:.1f} px on a desktop (< {MIN_LEGEND_PX})"
+            total += 1
+    assert total >= 18, f"only {total} numbered figures on the site"
+    print(f"{total} figures numbered, captioned and with alt text")
+
+
+def test_figure_only_cells_hide_their_code():
+    """A code cell whose only job is to draw a figure (its last line calls a *_figure function and it prints
+    or displays nothing else) is folded behind a toggle (tag hide-input)."""
+    for doc in _chapters():
+        src = source_of(doc)
+        if src.suffix != ".ipynb":
+            continue
+        for cell in nbformat.read(src, as_version=4).cells:
+            if cell.cell_type != "code" or not cell.metadata.get("mystnb", {}).get("figure"):
+                continue
+            if not re.search(r"print\(|display\(", cell.source):
+                assert "hide-input" in cell.metadata.get("tags", []), (
+                    f"{src.name}, {cell.id}: show the figure, fold the code"
+                )
+
+
+# Page weight: what a reader's browser downloads for a page as a static host such as GitHub Pages serves it
+# (HTML, scripts and style sheets gzip-compressed; PNGs and web fonts as they are): the page, its images and
+# every local script and style sheet it names. Raw, a chapter page with dashboards is about 6 MB, 3.6 MB of
+# it the widget bundle (embed-amd.js, already minified) and 1.2 MB MathJax; the limit holds for the bytes
+# sent. tests/test_browser.py measures the same from what Chromium actually fetched (fonts and lazily loaded
+# pieces included).
+MAX_PAGE_BYTES = 3_000_000
+
+
+def page_weight(page) -> tuple[int, int]:
+    """(bytes as stored, bytes a compressing server sends) for a built page and what it links."""
+    import gzip
+
+    html = page.read_text()
+    raw, sent = len(html.encode()), len(gzip.compress(html.encode(), 6))
+    for ref in set(re.findall(r'(?:src|href)="([^"#?]+)', html)):
+        if re.match(r"[a-z]+:", ref) or ref.endswith((".html", ".ipynb", ".py", ".md")):
+            continue
+        path = (page.parent / ref).resolve()
+        if path.is_file():
+            raw += path.stat().st_size
+            sent += sent_bytes(path)
+    return raw, sent
+
+
+def test_every_page_weighs_at_most_3_mb(book):
+    heavy = []
+    for doc in toc_files():
+        raw, sent = page_weight(_page(book, doc))
+        print(f"{doc}: {raw / 1e6:.2f} MB stored, {sent / 1e6:.2f} MB sent")
+        if sent > MAX_PAGE_BYTES:
+            heavy.append(f"{doc}: {sent / 1e6:.2f} MB")
+    assert not heavy, "pages over 3 MB: " + ", ".join(heavy)
+    assert not (book.html / "_static" / "scripts" / "fontawesome.js").exists(), "fontawesome.js is back"
+    assert "fontawesome.js" not in _page(book, "book/04_grpo").read_text()
+
+
+# Labs and exercises (issue 25): the five labs and the student exercise notebooks are pages of the book,
+# executed by the build (labs on their ci preset), each with a download of the executed notebook; the
+# reference solutions are nowhere on the site.
+def _labs_and_exercises():
+    labs = sorted(p.with_suffix("").relative_to(ROOT).as_posix() for p in (ROOT / "labs").glob("lab[0-9]_*.ipynb"))
+    student = sorted(
+        p.with_suffix("").relative_to(ROOT).as_posix() for p in (ROOT / "labs/exercises/student").glob("*.ipynb")
+    )
+    return labs, student
+
+
+def test_labs_and_student_exercises_are_executed_pages_with_executed_downloads(book):
+    labs, student = _labs_and_exercises()
+    assert len(labs) == 5 and len(student) >= 9
+    assert set(labs + student) <= set(toc_files()), "a lab or exercise is missing from _toc.yml"
+    for doc in labs + student:
+        html = _page(book, doc).read_text()
+        assert html.count('class="cell_output') >= 1, f"{doc} shows no executed output"
+        download = book.html / "_sources" / f"{doc}.ipynb"
+        assert download.is_file() and f"_sources/{doc}.ipynb" in html, f"{doc}: no notebook download"
+        nb = nbformat.read(download, as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert all(c.get("execution_count") for c in code) and any(c.get("outputs") for c in code), (
+            f"{doc}: the download is not the executed notebook"
+        )
+        errors = [(c, o) for c in code for o in c.get("outputs", []) if o.output_type == "error"]
+        if doc in labs:
+            assert not errors, f"{doc}: errors {[o.ename for _, o in errors]}"
+            assert "preset ci" in html, f"{doc}: not run on the ci preset"
+        else:
+            # The only errors are the unanswered checks' hints, in the cells tagged to raise them.
+            assert errors, f"{doc}: an unanswered check cell raised nothing"
+            for cell, out in errors:
+                assert out.ename == "CheckFailed" and "raises-exception" in cell.metadata.get("tags", []), (
+                    f"{doc}, {cell.id}: {out.ename}: {out.evalue[:200]}"
+                )
+    # Chapter downloads are executed too.
+    nb = nbformat.read(book.html / "_sources" / "book" / "04_grpo.ipynb", as_version=4)
+    assert any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), "chapter download without outputs"
+
+
+def test_no_solution_notebook_is_on_the_site(book):
+    from rlvr_lab.exercises import EXERCISES
+
+    leaked = [p for p in book.html.rglob("*") if "solutions" in p.parts or p.name == "exercise_key.py"]
+    assert not leaked, f"solutions on the site: {leaked[:5]}"
+    for path in book.html.rglob("*.ipynb"):
+        meta = nbformat.read(path, as_version=4).metadata.get("rlvr_lab", {})
+        assert meta.get("version") != "solution", f"{path}: a solution notebook"
+    pages = "".join(p.read_text(errors="replace") for p in book.html.rglob("*.html"))
+    # A solution notebook is marked *reference solution* under its title and holds the rubrics.
+    assert "<em>reference solution</em>" not in pages and "Rubric (part" not in pages, "solution text on the site"
+    assert len(EXERCISES) >= 9

@@ -392,7 +392,12 @@ def notebook(exercise, solution: bool) -> dict:
             todo = "\n".join(f"{a.name} = None  # TODO{a.todo}" for a in part.answers)
         cells.append(_cell("markdown", f"## Part ({part.letter})\n\n{part.prompt}{_examples(part)}"))
         cells.append(_cell("code", answer if solution else todo))
-        cells.append(_cell("code", f"checks.{spec.id}.{part.name}({', '.join(part.names)})"))
+        check = _cell("code", f"checks.{spec.id}.{part.name}({', '.join(part.names)})")
+        if not solution:
+            # Unanswered, the check raises CheckFailed with its hint: the book executes the student notebook
+            # as it is handed out and shows that message, so the error is expected (raises-exception).
+            check["metadata"]["tags"] = ["raises-exception"]
+        cells.append(check)
         if part.argued:
             if solution:
                 cells.append(_cell("markdown", rubric))

@@ -16,7 +16,7 @@ from matplotlib.patches import Rectangle
 
 from rlvr_lab import advantages, cycle_time, rewards
 from rlvr_lab.equations import eq
-from rlvr_lab.figures.style import FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure
+from rlvr_lab.figures.style import FAIL_COLOR, FIG_WIDTH, MUTED, NEUTRAL, PASS_COLOR, BookFigure
 from rlvr_lab.figures.style import axes_row as _figure
 
 VERDICT_COLORS = {"pass": "#d62728", "fail": "#2ca02c", "pending": "#f2b134", "unknown": "#9467bd"}
@@ -33,7 +33,7 @@ def rollout_roles_figure(record) -> Figure:
         roles += [1 + 2 * call.call_id] * len(call.completion_ids)
         roles += [2 + 2 * call.call_id] * len(call.observation_ids)
     role = np.array(roles)
-    fig = BookFigure(figsize=(8, 2.6), layout="constrained")
+    fig = BookFigure(figsize=(FIG_WIDTH, 3.0), layout="constrained")
     ax = fig.add_subplot()
     sampled = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b"]
     for value in range(int(role.max()) + 1):
@@ -51,9 +51,15 @@ def rollout_roles_figure(record) -> Figure:
     unique = dict(zip(labels, handles))
     ax.set(yticks=[], xlim=(0, len(role)), xlabel="position in the flattened rollout (tokens)")
     ax.legend(
-        unique.values(), unique.keys(), ncol=2, fontsize=9, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False
+        unique.values(),
+        unique.keys(),
+        ncol=2,
+        fontsize=10,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        frameon=False,
     )
-    fig.suptitle("Only the sampled tokens enter the loss and its denominator |o_i|", fontsize=11)
+    fig.suptitle("Only the sampled tokens enter the loss\nand its denominator |o_i|", fontsize=11)
     return fig
 
 
@@ -72,17 +78,17 @@ def exploit_gallery_figure(exploits, naive, isolated) -> Figure:
             "exploits, naive and isolated must have the same length, "
             f"got {len(exploits)}, {len(naive)}, {len(isolated)}"
         )
-    fig = BookFigure(figsize=(7, 0.32 * len(exploits) + 1.2), layout="constrained")
+    fig = BookFigure(figsize=(FIG_WIDTH, 0.34 * len(exploits) + 1.2), layout="constrained")
     ax = fig.add_subplot()
     for row, outcomes in enumerate(zip(naive, isolated)):
         for col, outcome in enumerate(outcomes):
             label = outcome if outcome in VERDICT_COLORS else "not run"
             ax.add_patch(Rectangle((col, row), 0.95, 0.9, color=VERDICT_COLORS.get(label, "#bbbbbb")))
-            ax.text(col + 0.47, row + 0.45, label, ha="center", va="center", color="white", fontsize=9)
+            ax.text(col + 0.47, row + 0.45, label, ha="center", va="center", color="white", fontsize=10)
     ax.set(xlim=(0, 2), ylim=(len(exploits), 0), xticks=[0.47, 1.47], yticks=np.arange(len(exploits)) + 0.45)
     ax.set_xticklabels(["naive harness", "isolated verifier"])
-    ax.set_yticklabels(exploits, fontsize=9)
-    ax.set_title("The exploit gallery: red is a reward paid for an unrepaired race", fontsize=11)
+    ax.set_yticklabels(exploits, fontsize=10)
+    fig.suptitle("The exploit gallery:\nred is a reward paid for an unrepaired race", fontsize=11)
     for side in ("top", "right", "left", "bottom"):
         ax.spines[side].set_visible(False)
     return fig
@@ -97,7 +103,7 @@ def all_pass_measured_figure(
     measured`` and ``trials used, measured`` (chapter 6's measurement, ``rule_runs`` runs at K = 3).
     """
     ks = np.arange(1, max_trials + 1)
-    fig, (a1, a2) = _figure(width=10, height=4.6)
+    fig, (a1, a2) = _figure(height=4.4)
     for q, label, color in [
         (q_bad, f"wrong patch, q = {q_bad:.2f}", FAIL_COLOR),
         (q_good, f"right patch, q = {q_good:.2f}", PASS_COLOR),
@@ -141,7 +147,7 @@ def all_pass_measured_figure(
     a2.plot(ks, ks, ":", color=NEUTRAL, label="run every trial")
     a2.set(xlabel="K", ylabel="expected trials", title="Work with stop-on-first-rejection")
     for ax in (a1, a2):
-        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=1, frameon=False)
+        ax.legend(fontsize=10, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=1, frameon=False)
     return fig
 
 
@@ -154,7 +160,7 @@ def length_bias_figure(lengths=None, constant: int = 2048) -> Figure:
     from rlvr_lab.grpo import per_token_weights  # torch, imported only when this figure is drawn
 
     L = np.arange(64, 4097, 32) if lengths is None else np.asarray(lengths)
-    fig = BookFigure(figsize=(7, 3.6), layout="constrained")
+    fig = BookFigure(figsize=(FIG_WIDTH, 3.8), layout="constrained")
     ax = fig.add_subplot()
     ax.grid(True, alpha=0.3)
     ax.loglog(
@@ -180,9 +186,9 @@ def length_bias_figure(lengths=None, constant: int = 2048) -> Figure:
     ax.set(
         xlabel="rollout length |o_i| (policy tokens)",
         ylabel="|per-token weight| at ratio 1",
-        title=f"Length bias, {eq('ch7-weight')}: long failures are cheap, short successes are rich",
+        title=f"Length bias, {eq('ch7-weight')}:\nlong failures are cheap, short successes are rich",
     )
-    ax.legend(fontsize=9)
+    ax.legend(fontsize=10)
     return fig
 
 
@@ -191,17 +197,17 @@ def clip_higher_figure(settings=((0.2, 0.2), (0.2, 0.28))) -> Figure:
     from rlvr_lab.grpo import clipped_surrogate  # torch, imported only when this figure is drawn
 
     r = np.linspace(0.5, 1.6, 221)
-    fig, axes = _figure(width=9, height=3.6)
+    fig, axes = _figure(height=3.0)
     for ax, a in zip(axes, [1.0, -1.0]):
         for (lo, hi), style in zip(settings, ["-", "--", "-.", ":"]):
             ax.plot(r, clipped_surrogate(r, a, lo, hi).numpy(), style, label=f"eps_low {lo}, eps_high {hi}")
         ax.plot(r, r * a, ":", color=MUTED, label="unclipped r·A")
         ax.axvline(1.0, color="k", lw=0.5)
         ax.set(xlabel="token ratio r", title=f"advantage A = {a:+.0f}")
-        ax.legend(fontsize=9)
+        ax.legend(fontsize=10)
     axes[0].set_ylabel("surrogate L(r)")
     fig.suptitle(
-        f"The clipped surrogate, {eq('ch4-surrogate')}, flattens only in the advantage's direction", fontsize=11
+        f"The clipped surrogate, {eq('ch4-surrogate')}, flattens\nonly in the advantage's direction", fontsize=11
     )
     return fig
 
@@ -221,23 +227,23 @@ def case_study_figure(
     for row, outcomes in enumerate(trial_outcomes):
         for col, outcome in enumerate(outcomes):
             grid[row, col] = 1.0 if outcome == "pass" else 0.0
-    fig, axes = _figure(ncols=3, width=10, height=3.6)
+    fig, axes = _figure(ncols=3, height=2.8)
     axes[0].imshow(grid, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
     axes[0].grid(False)
     axes[0].set_xticks(range(grid.shape[1]))
-    axes[0].set_xticklabels([f"trial {j + 1}" for j in range(grid.shape[1])], fontsize=9)
+    axes[0].set_xticklabels([f"trial {j + 1}" for j in range(grid.shape[1])], fontsize=10)
     axes[0].set_yticks(range(len(names)))
-    axes[0].set_yticklabels(names, fontsize=9)
+    axes[0].set_yticklabels(names, fontsize=10)
     axes[0].set_title("1 · verdict trials (grey: not run)", fontsize=10)
     axes[0].set_facecolor("#dddddd")
     axes[1].bar(names, advantages, color=[PASS_COLOR if r == 1.0 else FAIL_COLOR for r in rewards_])
     axes[1].axhline(0, color="k", lw=0.5)
     axes[1].set_title(f"3 · group coefficients, {eq('ch4-advantage')}", fontsize=10)
-    axes[1].tick_params(axis="x", labelsize=9, rotation=20)
+    axes[1].tick_params(axis="x", labelsize=10, rotation=20)
     axes[2].bar(list(gap_labels), log_gap_growth, color=PASS_COLOR)
     axes[2].axhline(0, color="k", lw=0.5)
     axes[2].set_title("4 · change of log p(pass) − log p(fail)", fontsize=10)
-    axes[2].tick_params(axis="x", labelsize=9)
+    axes[2].tick_params(axis="x", labelsize=10)
     fig.suptitle("One repair group through the loop", fontsize=11)
     return fig
 
@@ -250,8 +256,8 @@ def key_numbers_figure(
     False-accept share (17.3.2), the lone-pass coefficient sqrt(G-1) (equation ``ch4-lone-pass``), rollouts per informative
     group G / P_c (17.5.4) and the slot-capacity gain of a faster reset (eq 6 of 17.9.2, Amdahl's law).
     """
-    fig = BookFigure(figsize=(9, 6.6), layout="constrained")
-    ax = [fig.add_subplot(2, 2, i + 1) for i in range(4)]
+    fig = BookFigure(figsize=(FIG_WIDTH, 10.8), layout="constrained")
+    ax = [fig.add_subplot(4, 1, i + 1) for i in range(4)]
     for a in ax:
         a.grid(True, alpha=0.3)
     rhos = np.linspace(0.01, 0.9, 200)
@@ -262,14 +268,14 @@ def key_numbers_figure(
     ax[1].plot(gs, np.sqrt(gs - 1), color=PASS_COLOR, label=f"lone pass: √(G−1), {eq('ch4-lone-pass')}")
     ax[1].scatter([group_size], [advantages.lone_pass_coefficient(group_size)], color=NEUTRAL, zorder=3)
     ax[1].set(xlabel="group size G", title="coefficient of a lone (hacked) pass")
-    ax[1].legend(fontsize=9)
+    ax[1].legend(fontsize=10)
     ps = np.linspace(0.01, 0.99, 197)
     for g in (8, 16):
         ax[2].semilogy(ps, rewards.rollouts_per_informative_group(g, ps), label=f"G = {g}")
     for g, pp in [(8, 0.05), (16, 0.05), (8, 0.5)]:
         ax[2].scatter([pp], [rewards.rollouts_per_informative_group(g, pp)], color=NEUTRAL, zorder=3)
     ax[2].set(xlabel="pass rate p", title="rollouts per informative group G / P_c")
-    ax[2].legend(fontsize=9)
+    ax[2].legend(fontsize=10)
     cold = cycle_time.cycle_time(20, 0.12, 0.08, 0.5, t_reset)
     speedups = np.logspace(0, 3.7, 120)
     ax[3].semilogx(speedups, [cold / cycle_time.cycle_time(20, 0.12, 0.08, 0.5, t_reset / s) for s in speedups])
@@ -278,7 +284,7 @@ def key_numbers_figure(
         [t_reset / t_fast], [cold / cycle_time.cycle_time(20, 0.12, 0.08, 0.5, t_fast)], color=NEUTRAL, zorder=3
     )
     ax[3].set(xlabel="reset speed-up (×)", title="slot capacity gain (Amdahl)")
-    ax[3].legend(fontsize=9)
+    ax[3].legend(fontsize=10)
     return fig
 
 

@@ -51,7 +51,7 @@ def recorded_exploit_figure(result: dict | None = None) -> Figure:
         _seed_band(ax2, result["runs"], arm, "true_pass", color, f"rewarded by {arm}")
     ax1.set(xlabel="GRPO step", ylabel="share of training rollouts", title="exploit rate (os._exit(0))")
     ax2.set(xlabel="GRPO step", ylabel="share of training rollouts", title="true pass rate (isolated verdict)")
-    ax1.legend(fontsize=8)
+    ax1.legend(fontsize=10)
     runs = result["runs"]
     width = min(len(r["naive"]["advantage_by_step"]["lone"]) for r in runs)
     steps = np.arange(width)
@@ -69,7 +69,7 @@ def recorded_exploit_figure(result: dict | None = None) -> Figure:
         ylabel=f"positive advantage (sum of {len(runs)} seeds)",
         title="naive run: where the exploit's advantage came from",
     )
-    ax3.legend(fontsize=8)
+    ax3.legend(fontsize=10)
     return fig
 
 
@@ -90,7 +90,7 @@ def recorded_clip_figure(result: dict | None = None) -> Figure:
         _seed_band(ax2, result["runs"], arm, "diversity", color, label)
     ax1.set(xlabel="GRPO step", ylabel="nats", title="token entropy")
     ax2.set(xlabel="GRPO step", ylabel="distinct completions / G", title="action diversity")
-    ax1.legend(fontsize=8)
+    ax1.legend(fontsize=10)
     s = result["summary"]
     _interval_bars(
         ax3,
@@ -121,7 +121,7 @@ def recorded_length_figure(result: dict | None = None) -> Figure:
     ):
         _seed_band(ax1, result["runs"], arm, "len_fail", color, label)
     ax1.set(xlabel="GRPO step", ylabel="tokens", title="mean length of failing rollouts")
-    ax1.legend(fontsize=8)
+    ax1.legend(fontsize=10)
     s = result["summary"]["len_fail_change"]
     _interval_bars(
         ax2,
@@ -159,7 +159,7 @@ def recorded_pass_at_k_figure(result: dict | None = None) -> Figure:
         ylabel="held-out pass@k",
         title=f"unbiased pass@k, n = {result['regime']['n']} samples per task",
     )
-    ax1.legend(fontsize=8)
+    ax1.legend(fontsize=10)
     d = [s[str(k)]["difference"] for k in ks]
     ax2.errorbar(
         ks,

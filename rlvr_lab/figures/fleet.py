@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from rlvr_lab import cycle_time
 from rlvr_lab.cycle_time import admitted_fraction
 from rlvr_lab.equations import eq
-from rlvr_lab.figures.style import ACCENT, FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure
+from rlvr_lab.figures.style import ACCENT, FAIL_COLOR, FIG_WIDTH, MUTED, NEUTRAL, PASS_COLOR, BookFigure
 from rlvr_lab.figures.style import axes_row as _figure
 from rlvr_lab.figures.style import mark_point as _mark
 from rlvr_lab.rewards import mixture_trials
@@ -51,7 +51,7 @@ def cycle_figure(
         title=f"Cycle, {eq('ch8-cycle')}: {cyc:.3f} s",
         ylim=(0, ceiling * 1.1),
     )
-    ax1.legend(fontsize=8, loc="lower left")
+    ax1.legend(fontsize=10, loc="lower left")
     parts = [
         ("model", horizon * t_model, "#219ebc"),
         ("tool", horizon * t_tool, "#8ecae6"),
@@ -64,7 +64,7 @@ def cycle_figure(
         left += dur
     ax2.set_yticks([])
     ax2.set(xlabel="seconds per episode", title=f"One slot cycle: reset share {100 * t_reset / cyc:.1f} %")
-    ax2.legend(fontsize=8, loc="upper center", ncol=2, bbox_to_anchor=(0.5, -0.25))
+    ax2.legend(fontsize=10, loc="upper center", ncol=2, bbox_to_anchor=(0.5, -0.25))
     return fig
 
 
@@ -77,7 +77,7 @@ def barrier_figure(durations=(0.2, 3.0, 3.52, 16.8)) -> Figure:
     d = np.asarray(durations, dtype=float)
     step = cycle_time.barrier_step_time(d)
     idle = cycle_time.barrier_idle_fraction(d)
-    fig = BookFigure(figsize=(7.5, 3.0), layout="constrained")
+    fig = BookFigure(figsize=(FIG_WIDTH, 3.4), layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
     y = np.arange(d.size)
     ax.barh(y, d, color=NEUTRAL, label="rollout running")
@@ -85,7 +85,7 @@ def barrier_figure(durations=(0.2, 3.0, 3.52, 16.8)) -> Figure:
     ax.axvline(step, color=FAIL_COLOR, ls="--", lw=1.2)
     ax.set_yticks(y, [f"member {i + 1}" for i in y])
     ax.set(xlabel="seconds", title=f"Group barrier: {100 * idle:.0f} % of reserved slot time idle")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=10, loc="lower right")
     return fig
 
 
@@ -116,7 +116,7 @@ def staleness_figure(
         ylim=(0, 1.05),
         title=f"Admission under a staleness bound, {eq('ch8-lag')}",
     )
-    ax1.legend(fontsize=8, loc="lower right")
+    ax1.legend(fontsize=10, loc="lower right")
     lags = [cycle_time.version_lag(a, step_s) for a in ages_a]
     colors = [PASS_COLOR if cycle_time.admit(a, step_s, max_lag) else FAIL_COLOR for a in ages_a]
     ax2.bar([f"{a:g}" for a in ages_a], lags, color=colors)
@@ -128,7 +128,7 @@ def staleness_figure(
             textcoords="offset points",
             xytext=(0, 3),
             ha="center",
-            fontsize=8,
+            fontsize=10,
         )
     ax2.set(
         xlabel="rollout age at admission (s)",
@@ -136,7 +136,7 @@ def staleness_figure(
         title=f"T_step = {step_s:g} s",
         ylim=(0, max(max(lags), max_lag) + 1.8),
     )
-    ax2.legend(fontsize=8, loc="upper left")
+    ax2.legend(fontsize=10, loc="upper left")
     return fig
 
 
@@ -181,7 +181,7 @@ def verifier_pool_figure(
         ylabel="workers to provision",
         title=f"{eq('ch8-workers').capitalize()}: lambda = {arrival_per_s:g}/s, t_v = {trial_s:g} s",
     )
-    ax1.legend(fontsize=8)
+    ax1.legend(fontsize=10)
     names = ["1 trial", f"{trials} trials", "stop-first", f"/ {target_utilization:g}"]
     vals = [
         cycle_time.verifier_demand(arrival_per_s, 1, trial_s),
@@ -191,6 +191,6 @@ def verifier_pool_figure(
     ]
     ax2.bar(names, vals, color=[MUTED, NEUTRAL, PASS_COLOR, ACCENT])
     for i, val in enumerate(vals):
-        ax2.annotate(f"{val:,.0f}", (i, val), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=9)
+        ax2.annotate(f"{val:,.0f}", (i, val), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=10)
     ax2.set(ylabel="busy / provisioned workers", title="Little's law: demand = lambda K t_v")
     return fig

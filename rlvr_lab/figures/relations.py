@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from rlvr_lab import validation as v
 from rlvr_lab import advantages, credit, rewards
 from rlvr_lab.equations import eq
-from rlvr_lab.figures.style import ACCENT, FAIL_COLOR, MUTED, NEUTRAL, PASS_COLOR, BookFigure
+from rlvr_lab.figures.style import ACCENT, FAIL_COLOR, FIG_WIDTH, MUTED, NEUTRAL, PASS_COLOR, BookFigure
 from rlvr_lab.figures.style import axes_row as _figure
 from rlvr_lab.figures.style import mark_point as _mark
 
@@ -59,8 +59,8 @@ def contrast_figure(group_size: int = 8, p: float = 0.05, group_sizes=(2, 8, 16)
         yscale="log",
         title="Cost of contrast",
     )
-    ax1.legend(fontsize=8, loc="lower center")
-    ax2.legend(fontsize=8, loc="upper center")
+    ax1.legend(fontsize=10, loc="lower center")
+    ax2.legend(fontsize=10, loc="upper center")
     return fig
 
 
@@ -96,7 +96,7 @@ def false_accept_figure(
         ylim=(0, 1.02),
         title=f"False-accept share of rewards, {eq('ch2-false-share')}",
     )
-    ax1.legend(fontsize=8)
+    ax1.legend(fontsize=10)
     n = 8192
     ax2.plot(rhos, n * rhos * beta, color=PASS_COLOR, lw=2, label="true accepts")
     ax2.plot(rhos, n * (1 - rhos) * alpha, color=FAIL_COLOR, lw=2, label="false accepts")
@@ -108,7 +108,7 @@ def false_accept_figure(
         ylabel=f"expected count in {n:,} rollouts",
         title=f"Accepts at alpha = {alpha:g}, beta = {beta:g}",
     )
-    ax2.legend(fontsize=8)
+    ax2.legend(fontsize=10)
     return fig
 
 
@@ -135,9 +135,9 @@ def reward_weights_figure(w_format: float = 0.2, w_length: float = 0.3) -> Figur
         ylim=(0, 1.2),
         xlabel="format weight λ_f",
         ylabel="length weight λ_ℓ",
-        title=f"Weights that keep every pass above every failure, {eq('ch2-ordering')}",
+        title=f"Weights that keep every pass\nabove every failure, {eq('ch2-ordering')}",
     )
-    ax1.legend(fontsize=8, loc="upper right")
+    ax1.legend(fontsize=10, loc="upper right")
     worst_pass = rewards.composite_reward(1, 0.0, 1.0, w_format, w_length)
     best_pass = rewards.composite_reward(1, 1.0, 0.0, w_format, w_length)
     worst_fail = rewards.composite_reward(0, 0.0, 1.0, w_format, w_length)
@@ -185,7 +185,7 @@ def all_pass_figure(trials: int = 3, q_bad: float = 0.20, q_good: float = 0.98, 
         ylabel="probability",
         title=f"Accidental reward vs false rejection, {eq('ch6-allpass')}",
     )
-    ax1.legend(fontsize=8, loc="lower left")
+    ax1.legend(fontsize=10, loc="lower left")
     ax2.plot(ks, [rewards.expected_trials(q_bad, k) for k in ks], "o-", color=FAIL_COLOR, label="incorrect patch")
     ax2.plot(ks, [rewards.expected_trials(q_good, k) for k in ks], "s-", color=PASS_COLOR, label="correct patch")
     ax2.plot(ks, ks, ":", color=MUTED, label="run every trial")
@@ -210,7 +210,7 @@ def all_pass_figure(trials: int = 3, q_bad: float = 0.20, q_good: float = 0.98, 
         ylabel="expected trials executed",
         title=f"Verification work (stop on first rejection), {eq('ch6-trials')}",
     )
-    ax2.legend(fontsize=8, loc="upper left")
+    ax2.legend(fontsize=10, loc="upper left")
     return fig
 
 
@@ -244,7 +244,7 @@ def fork_figure(horizon: int = 30, continuations: int = 8, forks=(10, 20)) -> Fi
         ylabel="generated tokens / base trajectory",
         title=f"Token multiple, {eq('ch3-fork-multiple')}, M = {continuations}",
     )
-    ax1.legend(fontsize=8, loc="upper left")
+    ax1.legend(fontsize=10, loc="upper left")
     ms = np.arange(1, 201)
     se = [credit.standard_error_bound(m) for m in ms]
     sed = [credit.difference_standard_error_bound(m) for m in ms]
@@ -265,7 +265,7 @@ def fork_figure(horizon: int = 30, continuations: int = 8, forks=(10, 20)) -> Fi
         ylabel="standard error bound",
         title=f"Sampling error of a fork value, {eq('ch3-se')}",
     )
-    ax2.legend(fontsize=8)
+    ax2.legend(fontsize=10)
     return fig
 
 
@@ -298,7 +298,7 @@ def group_advantages_figure(group_rewards=(0.0, 1.0, 0.0), group_sizes=range(2, 
             textcoords="offset points",
             xytext=(0, 4 if a >= 0 else -26),
             ha="center",
-            fontsize=8,
+            fontsize=10,
         )
     ax1.axhline(0, color="black", lw=0.8)
     ax1.margins(y=0.35)
@@ -317,7 +317,7 @@ def group_advantages_figure(group_rewards=(0.0, 1.0, 0.0), group_sizes=range(2, 
     _mark(ax2, 16, p16, f"G=16: {p16:.2f}", color=PASS_COLOR, offset=(-70, 10))
     _mark(ax2, 16, f16, f"{f16:.2f}", color=FAIL_COLOR, offset=(8, -18))
     ax2.set(xlabel="group size G", ylabel="coefficient", title=f"One pass among G, {eq('ch4-lone-pass')}")
-    ax2.legend(fontsize=8)
+    ax2.legend(fontsize=10)
     return fig
 
 
@@ -347,9 +347,9 @@ def clip_figure(eps_low: float = 0.2, eps_high: float = 0.2, p: float = 0.01) ->
     ax1.set(
         xlabel="probability ratio r = pi / pi_old",
         ylabel="surrogate per unit |A|",
-        title=f"Clipped surrogate, {eq('ch4-surrogate')}, eps_low={eps_low:g}, eps_high={eps_high:g}",
+        title=f"Clipped surrogate, {eq('ch4-surrogate')},\neps_low={eps_low:g}, eps_high={eps_high:g}",
     )
-    ax1.legend(fontsize=8, loc="upper left")
+    ax1.legend(fontsize=10, loc="upper left")
     ps = np.logspace(-3, 0, 300)
     upper = np.array([grpo.clip_probability_bounds(x, eps_low, eps_high)[1] for x in ps])
     ax2.plot(ps, upper, color=PASS_COLOR, lw=2, label="incentive stops at p (1 + eps_high)")
@@ -365,7 +365,7 @@ def clip_figure(eps_low: float = 0.2, eps_high: float = 0.2, p: float = 0.01) ->
         ylabel="absolute probability",
         title=f"Where the positive clip binds, {eq('ch7-headroom')}",
     )
-    ax2.legend(fontsize=8, loc="upper left")
+    ax2.legend(fontsize=10, loc="upper left")
     return fig
 
 
@@ -385,7 +385,7 @@ def length_weights_figure(
     adv = [float(advantage)] * len(lengths)
     seq = np.abs(grpo.per_token_weights(adv, list(lengths), "sequence"))
     const = np.abs(grpo.per_token_weights(adv, list(lengths), "constant", constant))
-    fig = BookFigure(figsize=(7.5, 3.6), layout="constrained")
+    fig = BookFigure(figsize=(FIG_WIDTH, 3.6), layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
     ax.grid(True, alpha=0.3, axis="y")
     x = np.arange(len(lengths))
@@ -397,7 +397,7 @@ def length_weights_figure(
         yscale="log",
         xlabel="failure length |o_i| (tokens)",
         ylabel="|per-token weight|",
-        title=f"Same coefficient A = {advantage:g}: shortest is {ratio:.0f}x heavier per token",
+        title=f"Same coefficient A = {advantage:g}:\nshortest is {ratio:.0f}x heavier per token",
     )
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=10)
     return fig
