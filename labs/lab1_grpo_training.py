@@ -33,11 +33,11 @@ if ON_COLAB:
 # %% [markdown]
 # # Lab 1 - Training a tiny code model with GRPO
 #
-# Everything in chapter 17 at once, small enough to run here: a tiny Llama-style model is warm-started on
-# demonstrations of function tasks (section 17.9.1), then trained with GRPO (section 17.5) on rewards from
-# the sandboxed verifier (section 17.7), and evaluated on held-out problems it never trained on.
+# Everything in the course at once, small enough to run here: a tiny Llama-style model is warm-started on
+# demonstrations of function tasks (chapter 8), then trained with GRPO (chapter 4) on rewards from
+# the sandboxed verifier (chapter 6), and evaluated on held-out problems it never trained on.
 #
-# You will plot the four curves section 17.8 tells you to watch: **reward** (mean verdict of the training
+# You will plot the four curves chapter 7 tells you to watch: **reward** (mean verdict of the training
 # rollouts), held-out **pass@1**, **token entropy** of the sampled tokens, and **length by outcome** (the
 # mean completion length of passing and of failing rollouts, separately).
 #
@@ -84,7 +84,7 @@ print("seconds per phase:", {k: round(v, 1) for k, v in result.timing.items()})
 #
 # Held-out pass@1 is measured before GRPO (on the warm start) and at every evaluation step; the shaded band
 # is its 95 % interval. Length by outcome uses the verdict of each training rollout: a failing length that
-# climbs while the reward stays flat is the length pathology of section 17.8.2.
+# climbs while the reward stays flat is the length pathology of chapter 7.
 
 # %%
 steps = series(rows, "step")
@@ -114,7 +114,7 @@ plt.show()
 # %% [markdown]
 # ## Where the time went
 #
-# Section 17.9 says rollout systems are paced by their slowest stage. The trainer timed each phase.
+# Chapter 8 says rollout systems are paced by their slowest stage. The trainer timed each phase.
 
 # %%
 phases = {k: v for k, v in result.timing.items() if v > 0}
@@ -133,7 +133,7 @@ print(f"verification took {share:.0%} of an average GRPO step")
 # complete-group rule; `update_step` builds the batch (the group-relative advantages of chapter 4) and takes
 # `passes` optimizer steps of the GRPO loss (chapter 4's clipped surrogate and objective). Nothing here is
 # written to the run's folder. On the `ci` preset expect all-fail groups: every advantage is 0 and the step
-# leaves the weights as they were (section 17.5.4).
+# leaves the weights as they were (chapter 4).
 
 # %%
 from rlvr_lab.train import grade_step, make_batch, make_learner, sample_step, setup, update_step, warm_start
@@ -171,7 +171,7 @@ print(f"policy version {version} -> {learner.version};",
 #
 # The cell below prints this run's numbers. On the `ci` preset expect pass@1 near zero: twenty warm-start
 # steps do not teach a model to code, and three GRPO steps cannot find contrast where nothing passes (every
-# group all-fail is a zero-contrast group, section 17.5.4). Run `cpu` to watch the reward and held-out
+# group all-fail is a zero-contrast group, chapter 4). Run `cpu` to watch the reward and held-out
 # pass@1 rise while entropy falls.
 
 # %%

@@ -34,7 +34,7 @@ if ON_COLAB:
 # # Lab 2 - Verifier red team: what does each harness let through?
 #
 # A verifier is a reward function, and a policy under optimisation pressure searches it for holes
-# (sections 17.3.1 and 17.7.1). In this lab you attack two harnesses with the same candidates:
+# (chapters 2 and 6). In this lab you attack two harnesses with the same candidates:
 #
 # * `NaiveVerifier` - what many real harnesses do: copy the candidate over the tree, hidden tests included,
 #   run `pytest` as your user, read the exit status or the JUnit report. **Teaching only**: it runs the
@@ -172,7 +172,7 @@ assert controls["control: bad patch"] == ("fail", "fail"), controls
 #    did each one use?
 # 2. For each exploit the isolated verifier rejected, read its reason: was it refused at **admission**
 #    (a path outside `pool_fixture/*.py`), or did it run and **fail** the hidden tests?
-# 3. Would an exploit that fools a harness only *sometimes* be harmless in training? (Section 17.5.1: a
+# 3. Would an exploit that fools a harness only *sometimes* be harmless in training? (Chapter 4: a
 #    lone pass in a group gets the largest coefficient.)
 #
 # ## Closing note

@@ -33,7 +33,7 @@ if ON_COLAB:
 # %% [markdown]
 # # Lab 3 - Noisy rewards: measuring q and testing the all-pass rule
 #
-# Section 17.7.2 models a timing-sensitive check as a coin: one trial passes a fixed candidate with
+# Chapter 6 models a timing-sensitive check as a coin: one trial passes a fixed candidate with
 # probability q, trials are independent, and the all-pass rule with K trials accepts with probability
 # q^K, stopping at the first rejection after E[N | q] = sum_{j<K} q^j trials on average.
 #
@@ -196,7 +196,7 @@ else:
 # the racy patch has an intermediate q, and its observed acceptance under the fixture's K should fall inside the
 # confidence band around q^K. Where the observation misses the prediction, the independence assumption is
 # the suspect: trials that share a warm machine or a loaded core are correlated, and a correlated q makes
-# repeated trials buy less than q^K promises - the reason section 17.7.2 prefers repairing a fixture's
+# repeated trials buy less than q^K promises - the reason chapter 6 prefers repairing a fixture's
 # timing sensitivity to adding trials.
 
 # %%

@@ -221,18 +221,19 @@ for name, rows in curves.items():
 # %% [markdown]
 # ## 4. Where the exploit's advantage came from
 #
-# Equation 3 says a lone pass among $G$ gets $\sqrt{G-1}$. But a group with $k$ passes hands each of them
+# Equation {eq}`ch4-lone-pass` says a lone pass among $G$ gets $\sqrt{G-1}$. But a group with $k$ passes hands each of them
 # $\sqrt{(G-k)/k}$, so all $k$ together get $\sqrt{k(G-k)}$, which *grows* with $k$ up to $G/2$: per rollout
 # the lone pass is the strongest push, per group it is not. Which one moved this policy is a question for the
 # records. Below, every group of the naive run in which the exploit was rewarded is sorted by its make-up -
 # the exploit as the lone pass, as one of several exploits, or beside an honest pass - and the exploit's
-# positive advantage (equation 2 on the training rewards) is summed per kind.
+# positive advantage (equation {eq}`ch4-advantage` on the training rewards) is summed per kind.
 
 # %%
 from rlvr_lab import grpo
 G = base.group_size
 lone, failure = grpo.lone_pass_group_coefficients(G)
-print(f"G = {G}: a lone pass gets {lone:+.2f} (equation 3), each failure {failure:+.2f}; "
+from rlvr_lab import equations
+print(f"G = {G}: a lone pass gets {lone:+.2f} ({equations.eq('ch4-lone-pass')}), each failure {failure:+.2f}; "
       f"a group's passes together: " + ", ".join(f"k={k}: {np.sqrt(k * (G - k)):.2f}" for k in range(1, G)))
 records = [r for r in read_records(os.path.join(runs["naive"].out_dir, "records.jsonl")) if r.step >= 0]
 steps = sorted({r.step for r in records})
@@ -262,7 +263,7 @@ plt.show()
 # under the naive reward the exploit is the only behaviour on the hard family that earns reward, so its
 # rate should climb while the true pass rate does not; under the isolated verifier the same demonstrations
 # earn nothing and the exploit should fade. Section 4 says *how* it climbed. The first exploits are lone
-# passes and carry equation 3's large coefficient; once the exploit is common, most groups hold several and
+# passes and carry the large coefficient of equation {eq}`ch4-lone-pass`; once the exploit is common, most groups hold several and
 # the larger group total $\sqrt{k(G-k)}$ takes over. On the hard family nearly every group of the isolated
 # run fails, and an all-fail group has zero contrast, so the isolated verifier gives the exploit no
 # *negative* push there: it fades because the rollouts that beat it on the easy family pull the policy

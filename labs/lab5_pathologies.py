@@ -44,7 +44,8 @@ if ON_COLAB:
 #    *hedges*: it was shown, for each task, the reference solution and several near misses. We measure
 #    **token entropy** and **action diversity** (distinct completions per group / G) under both clips.
 # 2. **Length bias.** Averaging each rollout's token losses by its own length (`norm="sequence"`,
-#    equation 4) gives a long failure a smaller per-token penalty than a short one (equation 5); a constant
+#    equation {eq}`ch4-objective`) gives a long failure a smaller per-token penalty than a short one (equation
+#    {eq}`ch7-weight`); a constant
 #    denominator (`norm="constant"`) removes that. We compare the **mean length of failing rollouts**.
 # 3. **pass@1 versus pass@k** (Yue et al. 2025). RL sharpens the distribution: pass@1 tends to rise, while
 #    pass@k at large k - what the policy can reach at all when sampled many times - need not, and may fall.
@@ -205,7 +206,7 @@ plt.show()
 # ## 3. pass@1 versus pass@16, before and after
 #
 # Both are unbiased estimates from 16 samples per held-out task with a fixed sampling seed (section
-# 17.9.6); *before* is the shared warm start.
+# chapter 8); *before* is the shared warm start.
 
 # %%
 labels = ["warm start"] + list(runs)

@@ -1,10 +1,10 @@
 """Section 17.14's "implement it" exercise (:data:`EX9`) and the rules its functions obey.
 
 A ``code`` part (:mod:`rlvr_lab.exercise_spec`) asks the student to *write* one of the chapter's
-algorithms (the group advantages, the clipped surrogate, the unbiased pass@k of 17.9.6 and the
+algorithms (the group advantages, the clipped surrogate, the unbiased pass@k of chapter 8 and the
 version-checked admission). The grader (:mod:`rlvr_lab.grading.code_parts`) takes the
 function's cell from the notebook (:func:`candidate_source`), refuses what breaks the rules below
-(:func:`rule_problems`) and submits the rest to the course's verifier (17.7): hidden tests in the trusted
+(:func:`rule_problems`) and submits the rest to the course's verifier (chapter 6): hidden tests in the trusted
 runner, the student's code in a sandbox that holds the interpreter's standard library only -- no numpy,
 no torch and no ``rlvr_lab``, so the library's answer cannot be borrowed -- under the all-pass rule.
 
@@ -251,11 +251,11 @@ _CODE_RULES = (
 EX9 = exercise(
     "ex9_implement_it",
     "Exercise 9 - Implement it: advantages, the clipped surrogate, pass@k, admission (code)",
-    "four of the chapter's algorithms, written by you (17.5.1 eq `ch4-advantage`, 17.5.2 eq `ch4-surrogate`, 17.9.6, 17.9.4 eq `ch8-lag`)",
+    "four of the course's algorithms, written by you (eqs `ch4-advantage` and `ch4-surrogate` of chapter 4; the unbiased pass@k and eq `ch8-lag` of chapter 8)",
     {},
     "Each part asks you to *write* one algorithm of the chapter as a Python function. Your cell's check runs "
     "a few public examples. `rlvr-lab grade` takes the function's cell from your notebook and runs it in "
-    "the course's sandboxed verifier (section 17.7) against hidden tests -- fixed edge cases and "
+    "the course's sandboxed verifier (chapter 6) against hidden tests -- fixed edge cases and "
     "property tests that compare it with the library on generated inputs -- under the all-pass rule: "
     "every trial must pass. A part scores when the verdict is `pass`.",
     (
@@ -316,7 +316,7 @@ EX9 = exercise(
         ),
         Part(
             "c",
-            "the unbiased pass@k (17.9.6)",
+            "the unbiased pass@k (chapter 8)",
             "Write `pass_at_k(n, c, k)`: the probability that a random k-subset of n samples, c of which "
             "passed, holds at least one pass, `1 - C(n - c, k) / C(n, k)`. " + _CODE_RULES,
             (

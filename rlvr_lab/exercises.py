@@ -20,11 +20,11 @@ _TRUE_FALSE = ": True/False"
 EX1 = exercise(
     "ex1_false_accepts",
     "Exercise 1 - False accepts early and late in training (basic)",
-    "false accepts early and late (17.3.2, eq `ch2-false-share`)",
+    "false accepts early and late (chapter 2, eq `ch2-false-share`)",
     {"beta": 1.0, "alpha": 0.02, "rho_early": 0.04, "rho_late": 0.40, "target_share": 0.10},
     "A repair-task verifier accepts every criterion success (beta = {beta:g}) and a fraction alpha = {alpha} of "
     "criterion failures. The policy passes the reference criterion with rho = {rho_early} at the start of "
-    "training and rho = {rho_late:.2f} after several hundred updates. Section 17.3.2, equation `ch2-false-share`: "
+    "training and rho = {rho_late:.2f} after several hundred updates. Chapter 2, equation `ch2-false-share`: "
     "`rewards.false_accept_share(rho, alpha, beta)`.",
     (
         Part(
@@ -80,7 +80,7 @@ EX1 = exercise(
 EX2 = exercise(
     "ex2_reward_order",
     "Exercise 2 - Keeping the pass above the failure (basic)",
-    "the composite reward's order (17.3.3)",
+    "the composite reward's order (chapter 2)",
     {
         "w_format": 0.4,
         "w_length": 0.7,
@@ -91,7 +91,7 @@ EX2 = exercise(
         "fail_format": 1.0,
     },
     "Terminal score R = C + w_format F - w_length len with w_format = {w_format}, w_length = {w_length}, "
-    "len = tokens / {cap} for an enforced cap of {cap:,} generated tokens. Section 17.3.3: "
+    "len = tokens / {cap} for an enforced cap of {cap:,} generated tokens. Chapter 2: "
     "`rewards.composite_reward(correct, format_score, length_frac, w_format, w_length)`, "
     "`rewards.pass_outranks_failure(w_format, w_length)`.",
     (
@@ -155,11 +155,11 @@ EX2 = exercise(
 EX3 = exercise(
     "ex3_all_pass_rule",
     "Exercise 3 - Sizing an all-pass rule (basic)",
-    "the all-pass rule (17.7.2)",
+    "the all-pass rule (chapter 6)",
     {"q_incorrect": 0.30, "q_correct": 0.95, "max_accept": 0.01},
     "A timing-sensitive fixture passes a fixed incorrect patch with per-trial probability q = {q_incorrect:.2f} "
     "and a fixed correct patch with q = {q_correct}. Trials are independent, acceptance requires K passes, "
-    "and verification stops at the first rejection. Section 17.7.2: "
+    "and verification stops at the first rejection. Chapter 6: "
     "`rewards.all_pass_probability(q, trials)`, `rewards.expected_trials(q, trials)`.",
     (
         Part(
@@ -211,11 +211,11 @@ EX3 = exercise(
 EX4 = exercise(
     "ex4_silent_groups",
     "Exercise 4 - A mixed task pool and its silent groups (intermediate)",
-    "silent groups (17.5.1, 17.5.4)",
+    "silent groups (chapter 4)",
     {"group_size": 8, "tasks": 256, "p_hard": 0.02, "p_easy": 0.60},
     "An update samples groups of G = {group_size} over {tasks} tasks. Half the tasks belong to a family the "
     "policy passes with p = {p_hard}, the other half to a family it passes with p = {p_easy:.2f}. Runs are "
-    "independent and rewards binary. Sections 17.5.1 and 17.5.4: `rewards.contrast_probability(group_size, p)`, "
+    "independent and rewards binary. Chapter 4: `rewards.contrast_probability(group_size, p)`, "
     "`grpo.lone_pass_coefficient(group_size, eps)` (needs torch; equation `ch4-lone-pass`, the lone pass's coefficient).",
     (
         Part(
@@ -274,7 +274,7 @@ EX4 = exercise(
 EX5 = exercise(
     "ex5_continuation_budget",
     "Exercise 5 - A continuation-sampling budget (intermediate)",
-    "the continuation budget (17.4.3)",
+    "the continuation budget (chapter 3)",
     {
         "horizon": 40,
         "tokens_per_turn": 400,
@@ -286,7 +286,7 @@ EX5 = exercise(
     },
     "A repair trajectory runs H = {horizon} turns of {tokens_per_turn} generated tokens. At most {budget:g} times "
     "the base trajectory's generated tokens (including the base) may be spent on credit estimation. "
-    "Continuations are independent binary returns, not recursively forked. Section 17.4.3: "
+    "Continuations are independent binary returns, not recursively forked. Chapter 3: "
     "`credit.continuation_multiple(horizon, continuations, forks)`, `credit.standard_error_bound(M)`, "
     "`credit.difference_standard_error_bound(M)`, `credit.is_resolved(difference, M)`.",
     (
@@ -353,7 +353,7 @@ EX5 = exercise(
 EX6 = exercise(
     "ex6_reset",
     "Exercise 6 - Reset for a short-horizon support agent (intermediate)",
-    "reset and cycle time (17.9.2, eq `ch8-cycle`)",
+    "reset and cycle time (chapter 8, eq `ch8-cycle`)",
     {
         "horizon": 4,
         "t_model": 0.6,
@@ -367,7 +367,7 @@ EX6 = exercise(
     "Support-agent refund tasks: H = {horizon} decisions of {t_model} s model service and {t_tool} s record "
     "lookup each, then {t_assess} s assessment. Cold reset {reset_cold} s, snapshot restore {reset_snapshot} s. "
     "{slots} slots; the shared model service sustains at most {service_cap_per_hour:,.0f} episodes per hour. "
-    "Section 17.9.2, equation `ch8-cycle`: `cycle_time.cycle_time(horizon, t_model, t_tool, t_assess, t_reset)`, "
+    "Chapter 8, equation `ch8-cycle`: `cycle_time.cycle_time(horizon, t_model, t_tool, t_assess, t_reset)`, "
     "`cycle_time.pool_capacity_per_hour(slots, cycle_s)`.",
     (
         Part(
@@ -431,7 +431,7 @@ EX6 = exercise(
 EX7 = exercise(
     "ex7_staleness_provisioning",
     "Exercise 7 - Staleness bounds and verifier provisioning (advanced)",
-    "staleness and provisioning (17.9.4-17.9.5)",
+    "staleness and provisioning (chapter 8)",
     {
         "step_s": 40.0,
         "max_lag": 2,
@@ -449,7 +449,7 @@ EX7 = exercise(
     "Rollouts take {durations_s[0]:g} s ({duration_shares_pct[0]} %), {durations_s[1]:g} s "
     "({duration_shares_pct[1]} %) or {durations_s[2]:g} s ({duration_shares_pct[2]} %) from first token to "
     "admission. {per_step} trajectories per step need up to K = {trials} verification trials of {trial_s:g} s; "
-    "the pool targets {utilization_pct} % utilisation. Sections 17.9.4-17.9.5, equations `ch8-lag` and `ch8-workers`: "
+    "the pool targets {utilization_pct} % utilisation. Chapter 8, equations `ch8-lag` and `ch8-workers`: "
     "`cycle_time.version_lag(age_s, step_s)`, `cycle_time.admit(...)`, "
     "`cycle_time.verifier_workers(arrival_per_s, trials, trial_s, target_utilization)`, "
     "`rewards.expected_trials(q, trials)`.",
@@ -537,7 +537,7 @@ EX7 = exercise(
 EX8 = exercise(
     "ex8_lengthening_policy",
     "Exercise 8 - Diagnosing a lengthening policy (advanced, critique and redesign)",
-    "the lengthening policy (17.5.3, 17.8.2, eq `ch7-weight`)",
+    "the lengthening policy (chapters 4 and 7, eq `ch7-weight`)",
     {
         "short": 2000,
         "long": 6000,
@@ -550,7 +550,7 @@ EX8 = exercise(
     "During GRPO training with per-rollout token averaging, the mean length of failing rollouts grows "
     "from {short:,} to {long:,} tokens while acceptance stays flat. The team proposes adding w_length len with "
     "w_length = {w_length} and w_format = {w_format}, where len = tokens / {nominal_cap:,} is normalised by a "
-    "nominal cap that the runtime does not enforce. Sections 17.5.3 and 17.8.2, equation `ch7-weight`; "
+    "nominal cap that the runtime does not enforce. Chapters 4 and 7, equation `ch7-weight`; "
     "`rewards.composite_reward(...)`.",
     (
         Part(

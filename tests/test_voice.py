@@ -11,6 +11,9 @@ import pytest
 BOOK = Path(__file__).resolve().parents[1] / "book"
 CHAPTERS = sorted(BOOK.glob("[01][0-9]_*.ipynb"))
 PAGES = CHAPTERS + [BOOK / "instructors.md"]
+LABS = sorted((BOOK.parent / "labs").glob("lab*.ipynb")) + sorted(
+    (BOOK.parent / "labs" / "exercises" / "student").glob("*.ipynb")
+)
 
 
 def markdown(path: Path) -> str:
@@ -47,7 +50,7 @@ def test_chapter_6_paragraphs_are_120_words_or_fewer():
     assert not long, long
 
 
-@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", PAGES + LABS, ids=lambda p: p.name)
 def test_no_reference_to_the_source_book_outside_the_intro(path):
     text = markdown(path)
     assert not re.search(r"\bsections? 17\.|\b17\.\d+(\.\d+)?\b|source chapter", text, re.I), path.name
@@ -76,3 +79,11 @@ def test_no_shell_lines_or_machine_anecdotes_in_the_text(path):
 def test_the_intro_credits_the_course_s_source_once():
     intro = (BOOK / "intro.md").read_text()
     assert len(re.findall(r"chapter 17", intro)) == 1
+
+
+@pytest.mark.parametrize("path", LABS, ids=lambda p: p.name)
+def test_labs_and_exercises_cite_equations_by_label(path):
+    """The labs and exercises are book pages too: an equation number comes from its label ({eq} or
+    rlvr_lab.equations), never typed by hand."""
+    text = markdown(path)
+    assert not re.search(r"\b[Ee]quations? \d|\beqs? \(?\d", text), path.name

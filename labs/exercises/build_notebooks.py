@@ -1,4 +1,4 @@
-"""Write the student and reference-solution notebooks of the section 17.14 exercises.
+"""Write the student and reference-solution notebooks of the chapter 10 exercises.
 
 Everything a student sees -- givens, prompts, TODO lines, check cells -- comes from the public spec of each
 exercise (:mod:`rlvr_lab.exercises`); this module adds the shared introduction and the reference cells
@@ -23,7 +23,7 @@ from rlvr_lab.colab import cell_json as install_cell_json  # noqa: E402
 from rlvr_lab.exercises import EXERCISES as SPECS  # noqa: E402
 
 INTRO = (
-    "Every given is a hypothetical input from section 17.14 of the chapter, not a measurement.\n\n"
+    "Every given is a hypothetical input from the exercises of chapter 10, not a measurement.\n\n"
     "**How to work.** Replace each `None` in a TODO cell with your answer (compute it in Python; "
     "`rlvr_lab` has the chapter's relations), then run the check cell below it. A check prints "
     "`correct` or raises `CheckFailed` with a hint (never the answer). **Keep the variable names**: "
