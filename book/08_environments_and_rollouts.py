@@ -341,14 +341,14 @@ print(f"pass^8 unbiased {rewards.pass_hat_k_unbiased(n, c, 8):.6f} (no 8 of the 
 # %%
 from rlvr_lab import cycle_time
 
-# Recorded by `python experiments/littles_law.py --preset cpu --steps 8 --ray` (experiments/results/littles_law.json)
+# Recorded by experiments/littles_law.py (its command and code fingerprint are in experiments/results/littles_law.json)
 recorded = {
-    "VerifierPool (2 slots)": dict(workers=2, window_s=161.3, arrival_per_s=4.655, service_s=0.0491,
-        trials=0.635, wait_s=1.1399, looks=6978, rho_probe=0.110, rho_probe_se=0.029,
-        in_system_probe=5.19, in_system_probe_se=1.41),
-    "RayVerifierPool (2 slots)": dict(workers=2, window_s=58.4, arrival_per_s=12.870, service_s=0.0193,
-        trials=0.635, wait_s=0.7080, looks=2657, rho_probe=0.184, rho_probe_se=0.048,
-        in_system_probe=9.03, in_system_probe_se=2.51),
+    "VerifierPool (2 slots)": dict(workers=2, window_s=119.6, arrival_per_s=6.315, service_s=0.0261,
+        trials=0.604, wait_s=0.6112, looks=5762, rho_probe=0.090, rho_probe_se=0.026,
+        in_system_probe=4.35, in_system_probe_se=1.31),
+    "RayVerifierPool (2 slots)": dict(workers=2, window_s=95.0, arrival_per_s=7.949, service_s=0.0113,
+        trials=0.604, wait_s=0.4789, looks=4539, rho_probe=0.072, rho_probe_se=0.021,
+        in_system_probe=3.26, in_system_probe_se=0.95),
 }
 
 print(f"{'pool':26s} {'lambda/s':>8s} {'S ms':>5s} {'W ms':>5s} | {'rho pred':>8s} {'rho probe':>13s} | "
@@ -364,9 +364,9 @@ for name, m in recorded.items():
 
 # %% [markdown]
 # On the one-machine pool the two witnesses agree: the utilization that equation {eq}`ch8-workers` predicts
-# from $\lambda$ and $S$ (0.114) lies within one standard error of the busy share the probe saw
-# (0.110 ± 0.029), and $L = \lambda W$ (5.31) within one standard error of the count it saw inside
-# (5.19 ± 1.41). Little's law needs no assumption about arrivals or service; it only needs every
+# from $\lambda$ and $S$ (0.082) lies within one standard error of the busy share the probe saw
+# (0.090 ± 0.026), and $L = \lambda W$ (3.86) within one standard error of the count it saw inside
+# (4.35 ± 1.31). Little's law needs no assumption about arrivals or service; it only needs every
 # verification that enters to leave. In the pool every one does: a verification lost with its slot comes
 # back as `pending` and is retried (on the Ray pool, on another slot), and after its last retry it leaves
 # as `unknown`. What
@@ -374,11 +374,11 @@ for name, m in recorded.items():
 # {doc}`05_multi_turn`: the default, `exclude`, drops that member's whole group from the update, and
 # `wait` resubmits the member until it resolves.
 #
-# On the Ray pool the probe sees more busy time than the prediction (0.184 ± 0.048 against 0.124): $S$ is
+# On the Ray pool the probe sees more busy time than the prediction (0.072 ± 0.021 against 0.045): $S$ is
 # measured inside the actor, while the probe counts a slot busy from the moment the driver sends the call
 # until the answer is back, so the remote call and its scheduling add to the busy share and to $W$, not to
 # $S$ (`benchmarks/verifier.py --ray` measures that overhead per verification); across real machines the
-# network adds to it. $L$ still agrees (9.11 against 9.03 ± 2.51), since both sides count the whole wait.
+# network adds to it. $L$ still agrees (3.81 against 3.26 ± 0.95), since both sides count the whole wait.
 #
 # What the averages hide is burstiness. The trainer submits a whole batch at once, so $W$ is over twenty
 # times $S$ here: most of a verdict's latency is waiting in the queue, not verifying, at a utilization

@@ -24,7 +24,19 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import ENGINE_CODE  # noqa: E402
+
 TARGET_UTILIZATION = 0.8
+#: The code the numbers come from (rlvr_lab.claims.fingerprint): the trainer, the pools and their meter, the
+#: equations, and this script.
+CODE = ENGINE_CODE + (
+    "rlvr_lab/cycle_time.py",
+    "rlvr_lab/verifier/pool.py",
+    "rlvr_lab/verifier/meter.py",
+    "rlvr_lab/verifier/ray_pool.py",
+    "experiments/littles_law.py",
+)
 
 
 def measure(preset: str, steps: int, workers: int, use_ray: bool, out_dir: str) -> dict:
@@ -157,9 +169,26 @@ def main(argv=None) -> int:
     if args.ray:
         rows.append(measure(args.preset, args.steps, args.workers, True, os.path.join(args.out, "ray")))
         print(report(rows[-1]), flush=True)
+    from rlvr_lab.claims import fingerprint
+
+    command = (
+        f"PYTHONPATH=. nice -n 10 python experiments/littles_law.py --preset {args.preset} --steps {args.steps}"
+        + (f" --workers {args.workers}" if args.workers != 2 else "")
+        + (" --ray" if args.ray else "")
+    )
+    config = {"preset": args.preset, "steps": args.steps, "workers": args.workers, "ray": args.ray}
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w", encoding="utf-8") as fh:
-        json.dump({"measured_on": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows}, fh, indent=1)
+        json.dump(
+            {
+                "measured_on": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                "command": command,
+                "rows": rows,
+                "fingerprint": fingerprint(CODE, config),
+            },
+            fh,
+            indent=1,
+        )
     print(f"wrote {args.json}")
     return 0
 

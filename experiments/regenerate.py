@@ -4,7 +4,9 @@ Each stored result (``rlvr_lab/claims/<name>.json``) records the command that ma
 commands one after another (seeded, so deterministic on the CPU), then rewrites the recorded blocks of
 ``RESULTS.md`` (:mod:`render_tables`). ``--stale`` runs only the results that are out of date: those whose
 fingerprinted code changed since (:func:`rlvr_lab.claims.stale_code`) and those stored before fingerprints
-existed. ``--dry-run`` prints the commands. The whole set takes about an hour on 2 cores.
+existed. Besides the claims (:data:`rlvr_lab.claims.NAMES`) it remakes the measurements in :data:`EXTRA`
+(chapter 8's Little's-law run). ``--dry-run`` prints the commands. The whole set takes about two hours on a
+quiet 2-core machine.
 
     PYTHONPATH=. python experiments/regenerate.py [--stale] [--only NAME ...] [--dry-run]
 """
@@ -18,6 +20,17 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+#: Stored measurements that are not claim results: ``experiments/results/<name>.json``, each with its
+#: recorded ``command`` and ``fingerprint``.
+EXTRA = ("littles_law",)
+
+
+def load_extra(name: str) -> dict:
+    """The stored measurement ``name`` of :data:`EXTRA`."""
+    import json
+
+    with open(os.path.join(HERE, "results", f"{name}.json"), encoding="utf-8") as fh:
+        return json.load(fh)
 
 
 def plan(names=None, stale_only: bool = False) -> list[tuple[str, str]]:
@@ -25,8 +38,8 @@ def plan(names=None, stale_only: bool = False) -> list[tuple[str, str]]:
     from rlvr_lab import claims
 
     chosen = []
-    for name in names or claims.NAMES:
-        data = claims.load(name)
+    for name in names or claims.NAMES + EXTRA:
+        data = load_extra(name) if name in EXTRA else claims.load(name)
         if stale_only and "fingerprint" in data and not claims.stale_code(data, ROOT):
             continue
         chosen.append((name, data["command"]))
