@@ -131,20 +131,25 @@ def test_ch4_quotes_the_recorded_loss_variant_comparison():
 
 
 def test_ch7_states_every_pass_at_k_interval_it_leans_on():
-    """Chapter 7 quotes the pass@1 gain with its interval (which includes zero) beside the k = 2, 4, 32
-    differences, each as stored."""
+    """Chapter 7 quotes the pass@1, 2, 4, 8 gains and the k = 32 gap with their intervals, as stored, and
+    says which exclude zero."""
     from rlvr_lab import claims
 
-    s = claims.load("pass_at_k")["summary"]
+    data = claims.load("pass_at_k")
+    s = data["summary"]
     ch7 = text("07_training_pathologies")
     gain = s["1"]["difference"]
-    assert f"pass@1 gain, {claims.ci(gain)}, has an interval that includes zero" in ch7
-    assert gain["lo"] < 0 < gain["hi"]
-    assert f"{claims.ci(s['2']['difference'])} and {claims.ci(s['4']['difference'])}, exclude it" in ch7
+    assert f"The pass@1 gain is {claims.ci(gain)}" in ch7 and gain["lo"] > 0
+    assert f"{claims.ci(s['2']['difference'])} and {claims.ci(s['4']['difference'])}, also exclude zero" in ch7
     assert s["2"]["difference"]["lo"] > 0 and s["4"]["difference"]["lo"] > 0
+    k8 = s["8"]["difference"]
+    assert f"at $k = 8$ it is {claims.ci(k8)}" in ch7 and k8["lo"] < 0 < k8["hi"]
     behind = s["32"]["difference"]
     ahead = {"mean": -behind["mean"], "lo": -behind["hi"], "hi": -behind["lo"]}
-    assert f"ahead by {claims.ci(ahead)}" in ch7 and ahead["lo"] > 0
+    assert f"ahead by {claims.ci(ahead)}, an interval that just includes zero" in ch7
+    assert ahead["lo"] < 0 < ahead["hi"]
+    assert data["catch_up_k"] == [8, 16, 16, 32, 32]
+    assert "(at $k = 8$, 16, 16, 32 and 32)" in ch7
 
 
 def test_ch4_and_results_md_state_the_exploit_intervals_as_stored():
