@@ -163,6 +163,7 @@ relations.group_advantages_figure(group_rewards=(0.0, 1.0, 0.0))
 # %%
 from IPython.display import Markdown, display
 from rlvr_lab import claims
+from rlvr_lab.figures import experiments
 
 display(Markdown(claims.table("exploit_amplification")))
 
