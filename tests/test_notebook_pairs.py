@@ -1,7 +1,7 @@
 """Notebooks are reviewable text (issue 15): each book chapter (``book/NN_*.ipynb``) and each lab
 (``labs/labN_*.ipynb``) has a jupytext percent-format ``.py`` beside it, the source of truth for its cells
 (edit the ``.py``, then ``jupytext --sync``). The notebook keeps the same cells plus, for a chapter, its
-stored outputs; a lab is committed without outputs (nbval runs it in the suite). This test fails when a
+stored outputs; a lab is committed without outputs (the book build executes it in the suite). This test fails when a
 pair drifts apart."""
 
 import json
