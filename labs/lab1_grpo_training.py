@@ -66,7 +66,7 @@ PRESET, HARDWARE = start_lab()  # prints the preset (RLVR_LAB_PRESET, else gpu w
 # %%
 import json, os, shutil
 import numpy as np
-import matplotlib.pyplot as plt
+from rlvr_lab.figures.style import axes_row
 from rlvr_lab.lab_setup import fresh_dir, series  # an emptied run folder of your own; a metric column as an array
 from rlvr_lab.train import TrainConfig, train
 
@@ -86,43 +86,43 @@ print("seconds per phase:", {k: round(v, 1) for k, v in result.timing.items()})
 # is its 95 % interval. Length by outcome uses the verdict of each training rollout: a failing length that
 # climbs while the reward stays flat is the length pathology of chapter 7.
 
-# %%
+# %% mystnb={"figure": {"caption": "This run's four training curves: training reward, held-out pass@1 with its 95 % interval, token entropy of the sampled tokens, and completion length split by verdict, per GRPO step.", "name": "fig-lab1-curves"}, "image": {"alt": "Four stacked line charts over GRPO steps: mean training reward, held-out pass@1 with a shaded interval band starting from the warm start at step -1, token entropy in nats, and the mean length of passing and of failing rollouts in tokens."}}
 steps = series(rows, "step")
-fig, axes = plt.subplots(2, 2, figsize=(10, 6.5))
-axes[0, 0].plot(steps, series(rows, "reward_mean"), "o-")
-axes[0, 0].set(title="training reward (mean verdict)", xlabel="GRPO step", ylabel="reward")
+fig, axes = axes_row(4, height=2.4)
+axes[0].plot(steps, series(rows, "reward_mean"), "o-")
+axes[0].set(title="training reward (mean verdict)", xlabel="GRPO step", ylabel="reward")
 
 ev = [(-1, result.before["pass1"], result.before["pass1_lo"], result.before["pass1_hi"])]
 ev += [(r["step"], r["heldout_pass1"], r["heldout_pass1_lo"], r["heldout_pass1_hi"]) for r in rows
        if "heldout_pass1" in r]
 ev = np.array(ev, dtype=float)
-axes[0, 1].plot(ev[:, 0], ev[:, 1], "o-")
-axes[0, 1].fill_between(ev[:, 0], ev[:, 2], ev[:, 3], alpha=0.25)
-axes[0, 1].set(title="held-out pass@1 (95% interval)", xlabel="GRPO step (-1 = warm start)", ylabel="pass@1")
+axes[1].plot(ev[:, 0], ev[:, 1], "o-")
+axes[1].fill_between(ev[:, 0], ev[:, 2], ev[:, 3], alpha=0.25)
+axes[1].set(title="held-out pass@1 (95% interval)", xlabel="GRPO step (-1 = warm start)", ylabel="pass@1")
 
-axes[1, 0].plot(steps, series(rows, "entropy"), "o-")
-axes[1, 0].set(title="token entropy of sampled tokens", xlabel="GRPO step", ylabel="nats")
+axes[2].plot(steps, series(rows, "entropy"), "o-")
+axes[2].set(title="token entropy of sampled tokens", xlabel="GRPO step", ylabel="nats")
 
 for key, label in (("len_pass", "passing rollouts"), ("len_fail", "failing rollouts")):
-    axes[1, 1].plot(steps, series(rows, key), "o-", label=label)
-axes[1, 1].set(title="completion length by outcome", xlabel="GRPO step", ylabel="tokens")
-axes[1, 1].legend()
+    axes[3].plot(steps, series(rows, key), "o-", label=label)
+axes[3].set(title="completion length by outcome", xlabel="GRPO step", ylabel="tokens")
+axes[3].legend()
 fig.suptitle(f"GRPO on function tasks, preset {PRESET}, seed {config.seed}")
-fig.tight_layout()
-plt.show()
+fig
 
 # %% [markdown]
 # ## Where the time went
 #
 # Chapter 8 says rollout systems are paced by their slowest stage. The trainer timed each phase.
 
-# %%
+# %% mystnb={"figure": {"caption": "Where this run's wall-clock time went: seconds spent in each phase of training, as the trainer timed them, one bar per phase.", "name": "fig-lab1-phases"}, "image": {"alt": "A horizontal bar chart with one bar per training phase, such as sampling, reference scoring, verification, the update and the warm start, each bar as long as the seconds that phase took in this run."}}
 phases = {k: v for k, v in result.timing.items() if v > 0}
-plt.figure(figsize=(6, 2.8))
-plt.barh(list(phases), list(phases.values()))
-plt.xlabel("seconds"); plt.title("wall-clock by phase"); plt.tight_layout(); plt.show()
 share = float(np.nanmean(series(rows, "verifier_share")))
 print(f"verification took {share:.0%} of an average GRPO step")
+fig, (ax,) = axes_row(1, height=0.35 * len(phases) + 1.2)
+ax.barh(list(phases), list(phases.values()))
+ax.set(xlabel="seconds", title="wall-clock by phase")
+fig
 
 # %% [markdown]
 # ## One step, taken apart

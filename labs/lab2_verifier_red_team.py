@@ -71,7 +71,7 @@ PRESET, HARDWARE = start_lab()  # prints the preset (RLVR_LAB_PRESET, else gpu w
 
 # %%
 import os, time
-import matplotlib.pyplot as plt
+from rlvr_lab.figures.style import FAIL_COLOR, PASS_COLOR, axes_row
 from rlvr_lab.verifier import Candidate, Verifier
 from rlvr_lab.verifier.naive import NaiveVerifier
 from rlvr_lab.verifier.fixtures import exploit_info, list_exploits, load_exploit, load_fixture, load_reference
@@ -147,22 +147,21 @@ print(f"{'candidate':34s} {'class':32s} {'naive':7s} {'isolated':8s}  isolated's
 for r in results:
     print(f"{r['name']:34s} {r['klass'][:32]:32s} {r['naive']:7s} {r['isolated']:8s}  {r['why'][:60]}")
 
-# %%
+# %% mystnb={"figure": {"caption": "How many of this run's exploits each verifier rewarded with a pass on pool_repair_01: the naive harness beside the isolated verifier.", "name": "fig-lab2-rewarded"}, "image": {"alt": "Two bars labelled with their counts: the number of exploit candidates the naive harness passed, and the number the isolated verifier passed, which should be zero."}}
 exploits = [r for r in results if r["klass"] != "control"]
 through = {"naive": sum(r["naive"] == "pass" for r in exploits),
            "isolated": sum(r["isolated"] == "pass" for r in exploits)}
-fig, ax = plt.subplots(figsize=(5, 3))
-ax.bar(list(through), list(through.values()), color=["tab:red", "tab:green"])
+controls = {r["name"]: (r["naive"], r["isolated"]) for r in results if r["klass"] == "control"}
+assert controls["control: good patch"] == ("pass", "pass"), controls
+assert controls["control: bad patch"] == ("fail", "fail"), controls
+
+fig, (ax,) = axes_row(1)
+ax.bar(list(through), list(through.values()), color=[FAIL_COLOR, PASS_COLOR])
 ax.set_ylabel("exploits rewarded (pass)")
 ax.set_title(f"{len(exploits)} exploits on pool_repair_01, preset {PRESET}")
 for i, v in enumerate(through.values()):
     ax.text(i, v + 0.1, str(v), ha="center")
-fig.tight_layout()
-plt.show()
-
-controls = {r["name"]: (r["naive"], r["isolated"]) for r in results if r["klass"] == "control"}
-assert controls["control: good patch"] == ("pass", "pass"), controls
-assert controls["control: bad patch"] == ("fail", "fail"), controls
+fig
 
 # %% [markdown]
 # ## 3. Questions

@@ -70,7 +70,7 @@ PRESET, HARDWARE = start_lab()  # prints the preset (RLVR_LAB_PRESET, else gpu w
 # %%
 import math, time
 import numpy as np
-import matplotlib.pyplot as plt
+from rlvr_lab.figures.style import axes_row
 from rlvr_lab import rewards
 from rlvr_lab.verifier import Verifier
 from rlvr_lab.verifier.fixtures import list_references, load_fixture, load_reference
@@ -143,8 +143,8 @@ print(f"{'patch':22s} {'q':>6s} {'pred acc':>9s} {'obs acc':>8s} {'pred E[N]':>1
 for name, q, pa, oa, pe, oe, m in rows:
     print(f"{name:22s} {q:6.3f} {pa:9.3f} {oa:8.3f} {pe:10.3f} {oe:7.3f} {m:5d}")
 
-# %%
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+# %% mystnb={"figure": {"caption": "The all-pass rule on pool_repair_01 in this run: acceptance probability predicted from each patch's single-trial pass rate against the observed rate with its 95 % interval, and predicted against observed trials per verification.", "name": "fig-lab3-rule"}, "image": {"alt": "Two stacked grouped bar charts with one group per patch. Top: predicted acceptance q to the K beside the observed acceptance rate with error bars. Bottom: the predicted expected number of trials beside the observed mean number of trials."}}
+fig, axes = axes_row(2, height=3.2)
 x = np.arange(len(rows))
 names = [r[0] for r in rows]
 pred_acc = [r[2] for r in rows]
@@ -152,17 +152,16 @@ obs_acc = [r[3] for r in rows]
 err = np.array([[r[3] - rule[r[0]]["ci"][0], rule[r[0]]["ci"][1] - r[3]] for r in rows]).T
 axes[0].bar(x - 0.2, pred_acc, 0.4, label="predicted q^K")
 axes[0].bar(x + 0.2, obs_acc, 0.4, yerr=err, capsize=4, label="observed (95% CI)")
-axes[0].set_xticks(x, names, rotation=15)
-axes[0].set_ylabel(f"acceptance probability, K = {K}")
+axes[0].set_ylabel(f"acceptance, K = {K}")
 axes[0].legend()
 axes[1].bar(x - 0.2, [r[4] for r in rows], 0.4, label="predicted E[N | q]")
 axes[1].bar(x + 0.2, [r[5] for r in rows], 0.4, label="observed mean trials")
-axes[1].set_xticks(x, names, rotation=15)
 axes[1].set_ylabel("trials per verification")
 axes[1].legend()
+for ax in axes:
+    ax.set_xticks(x, names, rotation=30, ha="right")
 fig.suptitle(f"pool_repair_01, local sandbox, preset {PRESET}")
-fig.tight_layout()
-plt.show()
+fig
 
 # %% [markdown]
 # ## 3. What the rule buys against a racy patch
@@ -171,22 +170,23 @@ plt.show()
 # curve of q^K for K = 1..6 at the *measured* q of `bad_racy_narrow_window`, with the smallest K that would bring
 # its acceptance under 1 % - and the price the good patch pays in trials at that K.
 
-# %%
+# %% mystnb={"figure": {"caption": "Acceptance probability of the racy patch against the number of all-pass trials K, from its single-trial pass rate measured in this run, with the 1 % line.", "name": "fig-lab3-k"}, "image": {"alt": "A line on a logarithmic axis falling as K grows from 1 to 6, the racy patch's chance of passing K trials in a row, with a dashed horizontal line at 1 % acceptance."}}
 q_racy = single["bad_racy_narrow_window"]["q"]
 q_good = single["good"]["q"]
-ks = np.arange(1, 7)
-plt.figure(figsize=(5, 3.2))
-plt.semilogy(ks, [max(rewards.all_pass_probability(q_racy, int(k)), 1e-6) for k in ks], "o-",
-             label=f"racy patch, measured q = {q_racy:.2f}")
-plt.axhline(0.01, color="grey", ls="--", label="1 % acceptance")
-plt.xlabel("K (trials required)"); plt.ylabel("acceptance probability"); plt.legend(); plt.tight_layout()
-plt.show()
 needed = next((int(k) for k in range(1, 200) if rewards.all_pass_probability(q_racy, k) < 0.01), None)
 if needed is None:
     print("the racy patch passed every trial: q was not distinguishable from 1 at this sample size")
 else:
     print(f"K for < 1 % racy acceptance: {needed}; the good patch then needs "
           f"{float(rewards.expected_trials(q_good, needed)):.2f} trials on average")
+ks = np.arange(1, 7)
+fig, (ax,) = axes_row(1)
+ax.semilogy(ks, [max(rewards.all_pass_probability(q_racy, int(k)), 1e-6) for k in ks], "o-",
+            label=f"racy patch, measured q = {q_racy:.2f}")
+ax.axhline(0.01, color="grey", ls="--", label="1 % acceptance")
+ax.set(xlabel="K (trials required)", ylabel="acceptance probability")
+ax.legend()
+fig
 
 # %% [markdown]
 # ## Closing note

@@ -79,7 +79,7 @@ PRESET, HARDWARE = start_lab()  # prints the preset (RLVR_LAB_PRESET, else gpu w
 # %%
 import json, os, shutil
 import numpy as np
-import matplotlib.pyplot as plt
+from rlvr_lab.figures.style import axes_row
 from rlvr_lab.lab_setup import fresh_dir, series  # an emptied run folder of your own; a metric column as an array
 from rlvr_lab.train import TrainConfig, train
 
@@ -203,20 +203,21 @@ for name, result in runs.items():
 checker.close()
 isolated_pool.close()
 
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
-for ax, key, title in ((axes[0], "exploit", "exploit rate (calls os._exit)"),
-                       (axes[1], "true", "true pass rate (isolated verifier)")):
-    for name, rows in curves.items():
-        ax.plot([r["step"] for r in rows], [r[key] for r in rows], "o-", label=f"rewarded by {name}")
-    ax.set(title=title, xlabel="GRPO step", ylabel="share of training rollouts")
-    ax.legend()
-fig.suptitle(f"same warm start, preset {PRESET}, seed {base.seed}")
-fig.tight_layout()
-plt.show()
 for name, rows in curves.items():
     for r in rows:
         print(f"{name:9s} step {r['step']}: reward {r['reward']:.3f}  exploit {r['exploit']:.3f} "
               f"(family without demonstrations: {r['exploit_hard']:.3f})  true pass {r['true']:.3f}")
+
+# %% mystnb={"figure": {"caption": "This run's exploit rate and true pass rate per GRPO step, from the same warm start, when the naive harness rewards the policy and when the isolated verifier does.", "name": "fig-lab4-rates"}, "image": {"alt": "Two stacked line charts over GRPO steps, each with one line for the run rewarded by the naive harness and one for the run rewarded by the isolated verifier. Top: the share of training rollouts that call os._exit. Bottom: the share that truly pass."}}
+fig, axes = axes_row(2)
+for ax, key, title in ((axes[0], "exploit", "exploit rate (calls os._exit)"),
+                       (axes[1], "true", "true pass rate (isolated verifier)")):
+    for name, rows in curves.items():
+        ax.plot([r["step"] for r in rows], [r[key] for r in rows], "o-", label=f"rewarded by {name}")
+    ax.set(title=title, xlabel="GRPO step", ylabel="share of rollouts")
+    ax.legend()
+fig.suptitle(f"same warm start, preset {PRESET}, seed {base.seed}")
+fig
 
 # %% [markdown]
 # ## 4. Where the exploit's advantage came from
@@ -244,17 +245,17 @@ print("groups by how many members exploit (0, 1, ..., G):", exploits.exploit_cou
 for kind in exploits.COMPOSITIONS:
     print(f"{kind:14s} {whole['groups'][kind]:3d} groups, advantage {whole['advantage'][kind]:6.1f} "
           f"({whole['share'][kind]:.0%} of the exploit's)")
-fig, ax = plt.subplots(figsize=(7, 3.4))
+# %% mystnb={"figure": {"caption": "The exploit's positive advantage in this run's naive arm, per GRPO step, split by the make-up of the group it came from: a lone pass, one of several exploits, or beside an honest pass.", "name": "fig-lab4-split"}, "image": {"alt": "Stacked bars over GRPO steps, one bar per step, each split into three colours: advantage from groups where the exploit was the lone pass, from groups with two or more exploits, and from groups that also held an honest pass."}}
+fig, (ax,) = axes_row(1, height=3.4)
 bottom = np.zeros(len(steps))
 for kind, label in (("lone", "lone pass"), ("several", "one of 2..G-1 exploits"),
                     ("beside_honest", "beside an honest pass")):
     heights = np.array([b["advantage"][kind] for b in by_step])
     ax.bar(steps, heights, bottom=bottom, label=label)
     bottom += heights
-ax.set(xlabel="GRPO step", ylabel="exploit's positive advantage", title="naive run, by group make-up")
+ax.set(xlabel="GRPO step", ylabel="exploit's advantage", title="naive run, by group make-up")
 ax.legend()
-fig.tight_layout()
-plt.show()
+fig
 
 # %% [markdown]
 # ## Closing note
@@ -302,6 +303,8 @@ from IPython.display import Markdown, display
 from rlvr_lab import claims
 from rlvr_lab.figures import experiments
 rec = claims.load("exploit_amplification")
-print(rec["command"], "|", rec["machine"])
+print("made by", rec["command"].split("python ", 1)[-1], f"on {rec['machine']['cpus']} CPU cores")
 display(Markdown(claims.table("exploit_amplification")))
+
+# %% mystnb={"figure": {"caption": "The recorded comparison on five seeds: exploit rate and true pass rate per step under the naive harness and the isolated verifier, and the naive runs' exploit advantage by group make-up.", "name": "fig-lab4-recorded"}, "image": {"alt": "Three stacked charts over training steps from the stored five-seed result. Top: exploit rate, rising under the naive harness and near zero under the isolated verifier. Middle: true pass rate. Bottom: stacked bars of the exploit's advantage, mostly from groups with several exploits."}}
 experiments.recorded_exploit_figure(rec)

@@ -75,7 +75,7 @@ PRESET, HARDWARE = start_lab()  # prints the preset (RLVR_LAB_PRESET, else gpu w
 # %%
 import json, os, shutil
 import numpy as np
-import matplotlib.pyplot as plt
+from rlvr_lab.figures.style import axes_row
 from rlvr_lab.lab_setup import fresh_dir, series  # an emptied run folder of your own; a metric column as an array
 from rlvr_lab.train import TrainConfig, train
 
@@ -135,7 +135,9 @@ for name, eps_high in (("symmetric clip 0.2 / 0.2", 0.2), ("clip-higher 0.2 / 0.
     print(f"{name}: {result.wall_s:.0f} s, upper-clip fraction "
           f"{np.nanmean(series(result.metrics, 'clip_high_fraction')):.4f}")
 
-fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+
+# %% mystnb={"figure": {"caption": "From the hedging warm start, this run's token entropy, action diversity (distinct completions per group over G) and training reward per GRPO step, under a symmetric clip and under clip-higher.", "name": "fig-lab5-collapse"}, "image": {"alt": "Three stacked line charts over GRPO steps, each with one line for the symmetric clip and one for clip-higher. Top: token entropy in nats. Middle: distinct completions per group divided by G. Bottom: mean training reward."}}
+fig, axes = axes_row(3, height=2.6)
 for name, run in collapse.items():
     steps = series(run["rows"], "step")
     axes[0].plot(steps, series(run["rows"], "entropy"), "o-", label=name)
@@ -146,8 +148,7 @@ axes[1].set(title="distinct completions / G, all groups", xlabel="GRPO step")
 axes[2].set(title="training reward", xlabel="GRPO step")
 axes[0].legend()
 fig.suptitle(f"the hedging warm start, two clips, preset {PRESET}")
-fig.tight_layout()
-plt.show()
+fig
 
 # %% [markdown]
 # ## 2-3. Length normalisation and pass@k from the course's warm start
@@ -193,31 +194,32 @@ for name, knobs in SETTINGS.items():
 # %% [markdown]
 # ## 2. Failure length
 
-# %%
-fig, ax = plt.subplots(figsize=(7, 3.4))
+# %% mystnb={"figure": {"caption": "Mean length in tokens of this run's failing rollouts per GRPO step, under per-sequence normalisation and under the constant denominator, from the same warm start.", "name": "fig-lab5-length"}, "image": {"alt": "One line chart over GRPO steps with two lines, per-sequence normalisation and constant normalisation, each the mean number of tokens in the failing rollouts of that step."}}
+fig, (ax,) = axes_row(1, height=3.2)
 for name, run in runs.items():
     ax.plot(series(run["rows"], "step"), series(run["rows"], "len_fail"), "o-", label=name)
 ax.set(title="mean length of failing rollouts (tokens)", xlabel="GRPO step")
 ax.legend()
-fig.tight_layout()
-plt.show()
+fig
 
 # %% [markdown]
 # ## 3. pass@1 versus pass@16, before and after
 #
-# Both are unbiased estimates from 16 samples per held-out task with a fixed sampling seed (section
-# chapter 8); *before* is the shared warm start.
+# Both are unbiased estimates from 16 samples per held-out task with a fixed sampling seed (chapter
+# 8); *before* is the shared warm start.
 
-# %%
+# %% mystnb={"figure": {"caption": "Held-out pass@1 and pass@16 of this run's warm start and of the two trained policies, each estimated without bias from 16 samples per task.", "name": "fig-lab5-passk"}, "image": {"alt": "Grouped bars for three policies, the shared warm start, the per-sequence run and the constant-norm run, each with a pass@1 bar and a taller pass@16 bar."}}
 labels = ["warm start"] + list(runs)
 p1 = [warm_run.before["pass1"]] + [r["result"].after["pass1"] for r in runs.values()]
 p16 = [warm_run.before["pass16"]] + [r["result"].after["pass16"] for r in runs.values()]
 x = np.arange(len(labels))
-plt.figure(figsize=(9, 3.4))
-plt.bar(x - 0.2, p1, 0.4, label="pass@1")
-plt.bar(x + 0.2, p16, 0.4, label="pass@16")
-plt.xticks(x, labels, rotation=12, fontsize=8); plt.ylabel("held-out"); plt.legend(); plt.tight_layout()
-plt.show()
+fig, (ax,) = axes_row(1, height=3.4)
+ax.bar(x - 0.2, p1, 0.4, label="pass@1")
+ax.bar(x + 0.2, p16, 0.4, label="pass@16")
+ax.set_xticks(x, labels, rotation=20, ha="right")
+ax.set_ylabel("held-out")
+ax.legend()
+fig
 
 # %% [markdown]
 # ## Closing note
@@ -278,19 +280,36 @@ for name, run in runs.items():
 from IPython.display import Markdown, display
 from rlvr_lab import claims
 from rlvr_lab.figures import experiments
-for name, figure in (("clip_higher", experiments.recorded_clip_figure),
-                     ("length_norm", experiments.recorded_length_figure),
-                     ("pass_at_k", experiments.recorded_pass_at_k_figure)):
+
+
+def recorded(name: str) -> dict:
+    """Load one stored result, say how it was made and show its table."""
     rec = claims.load(name)
-    print(f"{name}: {rec['command']} | {rec['machine']}")
+    print(f"{name}: made by", rec["command"].split("python ", 1)[-1], f"on {rec['machine']['cpus']} CPU cores")
     display(Markdown(claims.table(name)))
-    s = rec["summary"]
-    if name == "clip_higher":
-        print("entropy drop, symmetric clip:", claims.ci(s["entropy_drop"]["symmetric"]),
-              "| clip-higher - symmetric:", claims.ci(s["entropy_drop"]["difference"]))
-    elif name == "length_norm":
-        print("growth of failing length, per-sequence - constant:", claims.ci(s["len_fail_change"]["difference"], 2))
-    else:
-        print("pass@1 gain:", claims.ci(s["1"]["difference"]), "| pass@32, trained - base:",
-              claims.ci(s["32"]["difference"]))
-    display(figure(rec))
+    return rec
+
+
+rec = recorded("clip_higher")
+s = rec["summary"]
+print("entropy drop, symmetric clip:", claims.ci(s["entropy_drop"]["symmetric"]),
+      "| clip-higher - symmetric:", claims.ci(s["entropy_drop"]["difference"]))
+
+# %% mystnb={"figure": {"caption": "The recorded clip comparison on five seeds from the hedging warm start: token entropy and action diversity per step under the symmetric clip and under clip-higher, and the share of tokens each clip can act on.", "name": "fig-lab5-recorded-clip"}, "image": {"alt": "Three stacked charts from the stored five-seed result. Top and middle: token entropy and distinct completions per group over training steps, a thin line per seed and a thick mean per clip setting, both falling under either clip. Bottom: interval bars for the shares of tokens at the upper clip, eligible for it, and clipped at all."}}
+experiments.recorded_clip_figure(rec)
+
+# %%
+rec = recorded("length_norm")
+print("growth of failing length, per-sequence - constant:",
+      claims.ci(rec["summary"]["len_fail_change"]["difference"], 2))
+
+# %% mystnb={"figure": {"caption": "The recorded length comparison on five seeds: mean length of failing rollouts per step under per-sequence normalisation and under the constant denominator, and its change over the run with 95 % intervals.", "name": "fig-lab5-recorded-length"}, "image": {"alt": "Two stacked charts from the stored five-seed result. Top: mean token count of failing rollouts per training step, thin lines per seed and a thick mean per normalisation. Bottom: interval bars for the change in that length under each normalisation and their difference."}}
+experiments.recorded_length_figure(rec)
+
+# %%
+rec = recorded("pass_at_k")
+print("pass@1 gain:", claims.ci(rec["summary"]["1"]["difference"]), "| pass@32, trained - base:",
+      claims.ci(rec["summary"]["32"]["difference"]))
+
+# %% mystnb={"figure": {"caption": "The recorded pass@k comparison on five seeds: held-out pass@k of the base and the trained policy for k from 1 to 32, and their difference with its interval.", "name": "fig-lab5-recorded-passk"}, "image": {"alt": "Two stacked charts against k on a logarithmic axis from the stored five-seed result. Top: pass@k with error bars for the warm start and the trained policy, the trained one ahead at k = 1 and the base catching up by k = 32. Bottom: trained minus base with its interval, falling towards zero as k grows."}}
+experiments.recorded_pass_at_k_figure(rec)

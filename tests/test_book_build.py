@@ -69,10 +69,14 @@ def _is_student_exercise(nb) -> bool:
 
 
 def _chapters():
-    """The chapters and the landing and instructors' pages (the labs and exercises are notebooks as handed
-    out, drawn with plain matplotlib and citing the source's sections: the figure and equation tests below
-    hold the book's own pages)."""
+    """The chapters and the landing and instructors' pages (the book's own prose pages)."""
     return [doc for doc in toc_files() if doc.startswith("book/")]
+
+
+def _pages():
+    """Every page of the site: the chapters, the labs and the student exercises. The equation and figure
+    tests below hold all of them (a lab is a page a reader sees like any other)."""
+    return toc_files()
 
 
 def test_chapter_notebooks_start_with_a_colab_only_install_cell():
@@ -241,7 +245,7 @@ def test_every_shown_equation_number_is_the_rendered_number_of_its_label(book):
     from rlvr_lab import equations
 
     rendered, wrong, loose, checked = {}, [], [], 0
-    pages = {doc: _page(book, doc).read_text() for doc in _chapters()}
+    pages = {doc: _page(book, doc).read_text() for doc in _pages()}
     for html in pages.values():
         for n, label in _EQNO.findall(html):
             assert label not in rendered, f"equation {label} is rendered twice"
@@ -264,7 +268,7 @@ def test_every_shown_equation_number_is_the_rendered_number_of_its_label(book):
     print(f"{checked} equation citations checked against {len(rendered)} rendered equations")
 
 
-# Figures (issue 25): every figure of a chapter is a numbered <figure> with a caption and real alt text, and
+# Figures (issue 25): every figure on the site (chapters and labs) is a numbered <figure> with a caption and real alt text, and
 # its PNG (rlvr_lab.figures.style.png_bytes) records its smallest text and legend sizes. At 1280 px the
 # narrowest output column of a chapter measures 658 px (tests/test_browser.py checks the real widths), so a
 # figure up to that wide is shown at its natural size.
@@ -282,7 +286,7 @@ def test_every_figure_is_numbered_captioned_and_has_alt_text(book):
     from PIL import Image
 
     total = 0
-    for doc in _chapters():
+    for doc in _pages():
         html = _page(book, doc).read_text()
         imgs = _IMG.findall(html)
         figures = _FIGURE.findall(html)
