@@ -299,12 +299,18 @@ chapter.exploit_gallery_figure(gallery["exploit"], gallery["naive harness"], gal
 # calls it receives, or simply whether a test-like caller is present, and ship the broken code path to
 # everyone else.
 #
-# The sandbox removes the cheap tells (an ordinary hostname, an ordinary environment, no
-# seed or path that names the verifier), but a sandbox is by construction *different* from production:
-# it has no network, tight limits and a proxy in front of every call. Any behavioural check judges the
-# behaviour it observes, so a verdict is evidence about the candidate *under verification*. What closes the
-# rest is outside the verifier: reading the change (it is a diff against a known base, short enough to
-# review), tests that exercise the code where it really runs, and monitoring after release.
+# The sandbox removes the tells that cost nothing to check. The candidate's working directory is
+# `/home/user/project`, its hostname `localhost`, and inside a user namespace of its own it is uid and gid
+# 1000 (outside, still the slot's uid). No path it can list, no environment variable and no seed names the
+# verifier. The same holds in the docker backend. A test plants a candidate that writes the bug unless it
+# sees one of those tells, and it fails on both backends.
+#
+# A candidate that looks harder still finds seams. The namespace's uid map names the outer uid, its own call
+# stack shows the server that called it, and a sandbox is by construction *different* from production: no
+# network, tight limits, a proxy in front of every call. Any behavioural check judges the behaviour it
+# observes, so a verdict is evidence about the candidate *under verification*. What closes the rest is
+# outside the verifier: reading the change (a short diff against a known base), tests where the code really
+# runs, and monitoring after release.
 #
 # The honest reference patches pass through the same isolated verifier:
 

@@ -121,9 +121,9 @@ def test_container_is_locked_down_and_removed(engine, image, tmp_path):
         assert "no-new-privileges" in host["SecurityOpt"]
         assert host["Memory"] == 128 * 1024 * 1024 and host["MemorySwap"] == 128 * 1024 * 1024
         assert host["PidsLimit"] == 8
-        assert attrs["Config"]["User"] == "65534:65534"
+        assert attrs["Config"]["User"] == "1000:1000" and attrs["Config"]["Hostname"] == "localhost"
         binds = {b.split(":")[1]: b.split(":")[2] for b in host["Binds"]}
-        assert binds["/workspace"] == "ro"
+        assert binds["/home/user/project"] == "ro" and attrs["Config"]["WorkingDir"] == "/home/user/project"
         assert [c.id for c in _sandbox_containers(engine, tmp_path)] == [session.container.id]
     finally:
         record = session.kill()
@@ -310,6 +310,19 @@ CROSSING = (
     ("graph_bfs_01", "bad_depth_first"),
     ("windows_gen_01", "bad_misses_last"),
 )
+
+
+def test_the_candidate_sees_an_ordinary_machine_on_docker(ours):
+    """As on the local backend: no cheap tell (uid 1000, hostname localhost, /home/user/project)."""
+    from verifier_helpers import TELL_BLIND, TELL_SEEKER, candidate, function_fixture
+
+    assert ours.verify(candidate(TELL_SEEKER), function_fixture()).outcome == "fail"
+    assert ours.verify(candidate(TELL_BLIND), function_fixture()).outcome == "pass"
+    probe = (
+        "import os, socket\ndef double(x):\n    seen = (os.getuid(), os.getgid(), os.getcwd(), socket.gethostname())\n"
+        "    return 2 * x if seen == (1000, 1000, '/home/user/project', 'localhost') else 0\n"
+    )
+    assert ours.verify(candidate(probe), function_fixture()).outcome == "pass"
 
 
 def test_shared_objects_and_generators_cross_on_docker(ours):

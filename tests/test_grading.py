@@ -241,7 +241,7 @@ def _cheats(victims, key_dir):
         "    for mode in ('a', 'w'):\n"
         "        try:\n            open(path, mode).write('{}')\n            hits[path] = mode\n"
         "        except OSError:\n            pass\n"
-        "for folder in ('/run/rlvr-sandbox', '/run/rlvr-sandbox/lib/rlvr_lab', '/work', '/tmp/..'):\n"
+        "for folder in ('/home/user', '/home/user/lib/rlvr_lab', '/home/user/project', '/work', '/tmp/..'):\n"
         "    try:\n        open(os.path.join(folder, 'record.jsonl'), 'w').write('{}')\n        hits[folder] = 'w'\n"
         "    except OSError:\n        pass\n"
         "share_early = share_late = alpha_max = None\n"

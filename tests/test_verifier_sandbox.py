@@ -19,7 +19,15 @@ import pytest
 
 from rlvr_lab.verifier import Verifier
 from rlvr_lab.verifier.schema import Limits
-from verifier_helpers import HIDDEN, candidate, function_fixture, sandbox_processes, needs_local_sandbox
+from verifier_helpers import (
+    HIDDEN,
+    TELL_BLIND,
+    TELL_SEEKER,
+    candidate,
+    function_fixture,
+    needs_local_sandbox,
+    sandbox_processes,
+)
 
 pytestmark = needs_local_sandbox
 
@@ -66,6 +74,22 @@ def test_sandbox_identity(verifier):
         assert os.geteuid() != 0 or "user-ns" in verifier.isolation
         assert {"user-ns", "no-capabilities"} <= set(verifier.isolation)
     assert verifier.verify(candidate(""), function_fixture()).outcome == "pass"
+
+
+def test_the_candidate_sees_an_ordinary_machine(verifier):
+    """No cheap tell (issue 27): a candidate that is right only when it sees a service uid, a telling
+    hostname or a name of the verifier fails; its mirror image, right only when it sees none, passes. Its
+    working directory is an ordinary project folder and, as root, it is uid 1000 in its own namespace."""
+    assert run(verifier, TELL_SEEKER).outcome == "fail"
+    assert run(verifier, TELL_BLIND).outcome == "pass"
+    probe = (
+        "import os, socket\ndef double(x):\n"
+        "    return 2 * x if (os.getcwd(), socket.gethostname()) == ('/home/user/project', 'localhost') else 0\n"
+    )
+    assert run(verifier, probe).outcome == "pass"
+    if verifier.sandbox_uid is not None:
+        ids = "import os\ndef double(x):\n    return 2 * x if (os.getuid(), os.getgid()) == (1000, 1000) else 0\n"
+        assert run(verifier, ids).outcome == "pass"
 
 
 def test_crash_at_import_fails(verifier):

@@ -26,7 +26,6 @@ from pathlib import Path
 from rlvr_lab.sandbox.backend import BACKENDS, SandboxFault, SandboxUnavailable
 from rlvr_lab.sandbox.clock import STRETCH_MAX
 from rlvr_lab.sandbox.factory import make_backend
-from rlvr_lab.sandbox.namespaces import SANDBOX_ROOT
 from rlvr_lab.verifier.schema import Limits
 from rlvr_lab.verifier.wire import trial_budget_s
 
@@ -181,7 +180,7 @@ def _local_backend(slot: Path, hide: tuple):
     backend = make_backend("local", slot, EXECUTOR_PATH, hide=hide, keep=_environment_dirs(), shared=("lib",))
     # the staged package lives in the slot's workspace root, shown read-only in every sandbox
     stage_library(str(Path(backend.workspace_root) / "lib"))
-    return backend, {"python": sys.executable, "lib": f"{SANDBOX_ROOT}/lib", "site": []}
+    return backend, {"python": sys.executable, "lib": f"{backend.sandbox_root}/lib", "site": []}
 
 
 def _docker_backend(slot: Path):

@@ -34,16 +34,16 @@ def _fail(what):
     raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
-def enter_user_namespace(uid, gid):
-    """Unshare a user namespace and map ``uid``/``gid`` (the caller's) to root inside it."""
+def enter_user_namespace(uid, gid, inside=0):
+    """Unshare a user namespace and map ``uid``/``gid`` (the caller's) to ``inside`` (root by default)."""
     if _libc.unshare(0x10000000) != 0:  # CLONE_NEWUSER
         _fail("unshare(CLONE_NEWUSER)")
     with open("/proc/self/setgroups", "w") as fh:
         fh.write("deny")
     with open("/proc/self/uid_map", "w") as fh:
-        fh.write(f"0 {uid} 1")
+        fh.write(f"{inside} {uid} 1")
     with open("/proc/self/gid_map", "w") as fh:
-        fh.write(f"0 {gid} 1")
+        fh.write(f"{inside} {gid} 1")
 
 
 def drop_capabilities():

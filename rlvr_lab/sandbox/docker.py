@@ -4,8 +4,11 @@ Each ``launch`` starts a fresh container from :mod:`~rlvr_lab.sandbox.docker_ima
 standard library, nothing else): no network, read-only root and workspace, memory, pids and rlimits, an
 unprivileged user without capabilities, docker's init as PID 1. The host enforces the deadline
 (:mod:`~rlvr_lab.sandbox.clock`) and the output cap, and always removes the container. The server module
-is mounted at ``/opt/rlvr/sandbox_server.py`` and talks on a Unix socket in a per-trial directory that
-the container connects to; the candidate's stdout and stderr go to the container log.
+is mounted at ``/opt/app/server.py`` and talks on a Unix socket in a per-trial directory (``/run/app``
+inside) that the container connects to; the candidate's stdout and stderr go to the container log.
+
+What the candidate sees is ordinary: uid and gid 1000 (``user``), hostname ``localhost``, its graded copy
+as the working directory ``/home/user/project``; no path is named after the verifier.
 """
 
 from __future__ import annotations
@@ -21,21 +24,23 @@ from rlvr_lab.sandbox.backend import Limits, SandboxBackend, SandboxExit, Sandbo
 from rlvr_lab.sandbox.clock import ContentionMeter, TrialClock
 from rlvr_lab.sandbox.docker_image import IMAGE, PY_PREFIX, build_image, docker_client
 
-#: Unprivileged uid:gid that runs the candidate (``nobody``).
-SANDBOX_USER = "65534:65534"
+#: Unprivileged uid:gid that runs the candidate (``user`` in the image; an ordinary first user's ids).
+SANDBOX_USER = "1000:1000"
 #: Seconds to wait for a container's server to connect back.
 CONNECT_TIMEOUT_S = 30.0
 #: Bytes of candidate output kept for the evidence.
 OUTPUT_EXCERPT = 2048
 
-#: The container's entry point: connect to the runner's socket and serve the candidate from /workspace.
+#: Where the graded copy is mounted (the candidate's working directory) and where the channel's socket is.
+WORKDIR, CHAN_DIR = "/home/user/project", "/run/app"
+#: The container's entry point: connect to the runner's socket and serve the candidate from WORKDIR.
 BOOTSTRAP = (
     "import os, socket, sys\n"
-    "sys.path.insert(0, '/opt/rlvr')\n"
-    "import sandbox_server\n"
+    "sys.path.insert(0, '/opt/app')\n"
+    "import server as sandbox_server\n"
     "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
-    "s.connect('/chan/sock')\n"
-    "sandbox_server.serve(s.fileno(), s.fileno(), '/workspace')\n"
+    f"s.connect('{CHAN_DIR}/sock')\n"
+    f"sandbox_server.serve(s.fileno(), s.fileno(), '{WORKDIR}')\n"
     "os._exit(0)\n"
 )
 
@@ -225,14 +230,15 @@ class DockerBackend(SandboxBackend):
                 IMAGE,
                 [f"{PY_PREFIX}/bin/python3", "-I", "-S", "-B", "-c", BOOTSTRAP],
                 user=SANDBOX_USER,
-                working_dir="/workspace",
+                working_dir=WORKDIR,
+                hostname="localhost",
                 network_mode="none",
                 read_only=True,
                 tmpfs={"/tmp": "rw,nosuid,nodev,size=16m"},
                 volumes={
-                    str(workspace): {"bind": "/workspace", "mode": "ro"},
-                    str(chan_dir): {"bind": "/chan", "mode": "ro"},
-                    self.server_path: {"bind": "/opt/rlvr/sandbox_server.py", "mode": "ro"},
+                    str(workspace): {"bind": WORKDIR, "mode": "ro"},
+                    str(chan_dir): {"bind": CHAN_DIR, "mode": "ro"},
+                    self.server_path: {"bind": "/opt/app/server.py", "mode": "ro"},
                     **self.binds,
                 },
                 mem_limit=f"{limits.memory_mb}m",

@@ -18,7 +18,7 @@ from pathlib import Path
 from rlvr_lab.sandbox.backend import SandboxUnavailable
 
 #: Tag of the sandbox image built by :func:`build_image`.
-IMAGE = "rlvr-sandbox:py311-v1"
+IMAGE = "rlvr-sandbox:py311-v2"
 #: Where the interpreter lives inside the image.
 PY_PREFIX = "/opt/python"
 #: Standard-library parts left out of the image (large and never needed by a candidate's server).
@@ -127,10 +127,13 @@ def rootfs_tar(out: io.BufferedIOBase) -> int:
         for d in (
             "/etc",
             "/tmp",
-            "/workspace",
-            "/chan",
+            "/home",
+            "/home/user",
+            "/home/user/project",
+            "/run",
+            "/run/app",
             "/opt",
-            "/opt/rlvr",
+            "/opt/app",
             PY_PREFIX,
             f"{PY_PREFIX}/bin",
             f"{PY_PREFIX}/lib",
@@ -139,8 +142,12 @@ def rootfs_tar(out: io.BufferedIOBase) -> int:
             "/dev",
         ):
             add_dir(d, 0o1777 if d == "/tmp" else 0o755)
-        add_text("/etc/passwd", "root:x:0:0:root:/root:/bin/false\nnobody:x:65534:65534:nobody:/tmp:/bin/false\n")
-        add_text("/etc/group", "root:x:0:\nnogroup:x:65534:\n")
+        add_text(
+            "/etc/passwd",
+            "root:x:0:0:root:/root:/bin/false\nuser:x:1000:1000:user:/home/user:/bin/sh\n"
+            "nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n",
+        )
+        add_text("/etc/group", "root:x:0:\nuser:x:1000:\nnogroup:x:65534:\n")
         add_file(binary, f"{PY_PREFIX}/bin/python3")
         made = set()
         for lib in sorted(libs):

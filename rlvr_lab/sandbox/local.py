@@ -50,6 +50,9 @@ HIDDEN_DIRS = (
     "/var/spool",
     "/var/mail",
 )
+#: Ordinary-looking places for the workspace root inside every sandbox; the first that holds no kept path
+#: (a virtual environment under ``/home/user`` would be hidden by it) is used.
+SANDBOX_ROOTS = ("/home/user", "/home/dev", "/home/app", "/srv/app")
 _HERE = Path(__file__).resolve().parent
 _mode: str | None = None
 _mode_error: str = ""
@@ -176,6 +179,18 @@ def _lock_dir() -> Path:
     return path
 
 
+def sandbox_root(keep: list[str]) -> str:
+    """The first of :data:`SANDBOX_ROOTS` that neither holds nor lies inside a kept directory.
+
+    >>> sandbox_root(["/usr", "/home/user/.venv"])
+    '/home/dev'
+    """
+    for root in SANDBOX_ROOTS:
+        if not any(k == root or k.startswith(root + "/") or root.startswith(k.rstrip("/") + "/") for k in keep):
+            return root
+    raise SandboxUnavailable(f"every sandbox root {SANDBOX_ROOTS} collides with a kept directory {keep}")
+
+
 def claim_uid() -> tuple[int, int]:
     """Lock and return a free slot uid as ``(uid, lock_fd)``; the lock lives as long as the descriptor."""
     base = _lock_dir()
@@ -260,8 +275,10 @@ class LocalBackend(SandboxBackend):
         own copy (a sandbox otherwise sees only its own copy there, never a sibling).
         """
         self.shared = [str(name) for name in shared]
-        if any(not name or "/" in name or name in (".", "..") for name in self.shared):
-            raise ValueError(f"shared must name entries directly in the workspace root, got {self.shared}")
+        if any(not name or "/" in name or name in (".", "..", "project") for name in self.shared):
+            raise ValueError(
+                f"shared must name entries directly in the workspace root, other than 'project' (each trial's own copy), got {self.shared}"
+            )
         if type(self).mode != "process":
             self.mode = local_mode()
             self.name = "local" if self.mode == "root" else "local-userns"
@@ -286,6 +303,9 @@ class LocalBackend(SandboxBackend):
             ]
         )
         self.keep = [os.path.realpath(sys.base_prefix)] + [os.path.realpath(p) for p in keep]
+        self.sandbox_root = sandbox_root(self.keep)
+        """Where the workspace root appears inside every sandbox (root and userns modes); a trial's own
+        copy is ``sandbox_root/project``, a shared entry ``sandbox_root/NAME``."""
         self.server_path = str(server_path)
         self._proc: subprocess.Popen | None = None
         self._ctl: socket.socket | None = None
@@ -295,6 +315,7 @@ class LocalBackend(SandboxBackend):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = {
             "ws_dir": str(self.workspace_root),
+            "sandbox_root": self.sandbox_root,
             "hide": self.hide,
             "keep": self.keep,
             "shared": self.shared,
@@ -435,6 +456,7 @@ class ProcessBackend(LocalBackend):
         self.landlock_abi = landlock_abi() if landlock else 0
         self.seccomp = network_filter(os.uname().machine) is not None
         super().__init__(slot_dir, server_path, hide)
+        self.sandbox_root = str(self.workspace_root)  # no mount namespace: the real paths are what it sees
         self.scratch_dir = self.slot_dir / "scratch"
         self.scratch_dir.mkdir(mode=0o700, exist_ok=True)
         layers = ["landlock-fs"] if self.landlock_abi else []

@@ -6,6 +6,13 @@ directories hidden, the slot's workspace root read-only at :data:`SANDBOX_ROOT`)
 :func:`fresh_namespaces` and :func:`trial_view` (its own ``/proc``, tmpfs scratch, every other graded copy
 hidden), and :func:`run_server` confines the candidate's process (rlimits, slot uid, no new privileges)
 before it serves on the channel.
+
+An ordinary view: nothing the candidate can see is named after the verifier. Its graded copy is its working
+directory at ``/home/user/project`` (:func:`shown_workdir`), the hostname is ``localhost``, and in its own
+user namespace it is uid and gid :data:`INSIDE_ID` (:func:`ordinary_identity`; outside it is still the slot
+uid, or the caller's user). A candidate that behaves only when it believes it is graded therefore has no
+cheap tell. What a behavioural check cannot hide (the namespace's uid map, the server's module in the
+candidate's own process, the timing of a test) chapter 6 says.
 """
 
 import ctypes
@@ -22,7 +29,9 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE = 1, 38, 36, 4
+#: The uid a process has in a user namespace that maps none of its ids.
+OVERFLOW_ID = 65534
 #: statvfs flags -> mount flags that a read-only remount must keep (they may be locked in a user namespace).
 _KEEP_FLAGS = (
     (os.ST_NOSUID, MS_NOSUID),
@@ -37,8 +46,14 @@ SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
 KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 1, 7, 22
 KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -3, -4, -5
 
-#: Where the slot's workspace root appears inside every sandbox.
-SANDBOX_ROOT = "/run/rlvr-sandbox"
+#: Where the slot's workspace root appears inside every sandbox (a home directory inside the hidden
+#: ``/home``); the backend may pick another (``config["sandbox_root"]``) when a kept path lies beneath it.
+SANDBOX_ROOT = "/home/user"
+#: The name a trial's own graded copy has inside its sandbox (its working directory).
+PROJECT = "project"
+#: The uid and gid the candidate has inside its own user namespace.
+INSIDE_ID = 1000
+CLONE_NEWUSER = 0x10000000
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p)
@@ -91,9 +106,15 @@ def setup_namespaces(config):
             continue
         mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=755")
         hidden.append(path)
-    os.makedirs(SANDBOX_ROOT, exist_ok=True)
-    mount(f"/proc/self/fd/{ws_fd}", SANDBOX_ROOT, None, MS_BIND)
-    remount_read_only(SANDBOX_ROOT)
+    root = config.get("sandbox_root", SANDBOX_ROOT)
+    if not any(root.startswith(h.rstrip("/") + "/") for h in hidden):
+        parent = os.path.dirname(root)
+        os.makedirs(parent, exist_ok=True)
+        mount("tmpfs", parent, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=755")
+        hidden.append(parent)
+    os.makedirs(root, exist_ok=True)
+    mount(f"/proc/self/fd/{ws_fd}", root, None, MS_BIND)
+    remount_read_only(root)
     for path, fd in keep:
         if any(path == h or path.startswith(h.rstrip("/") + "/") for h in hidden):
             os.makedirs(path, exist_ok=True)
@@ -173,6 +194,8 @@ def run_server(server_module, chan_fd, out_w, workdir, limits, uid, mode="root",
         os.closerange(4, 1 << 16)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        if mode != "process":
+            workdir = shown_workdir(workdir)
         os.chdir(workdir)
         if mode == "process":
             os.setsid()
@@ -188,6 +211,8 @@ def run_server(server_module, chan_fd, out_w, workdir, limits, uid, mode="root",
             if mode == "userns":
                 confine.drop_capabilities()
             fresh_keyrings(clear_user=mode == "userns")
+        if mode != "process":
+            ordinary_identity(confine)
         prctl(PR_SET_NO_NEW_PRIVS, 1)
         if mode == "process" and limits.get("landlock_abi"):
             confine.landlock(limits["read_only"], [scratch], int(limits["landlock_abi"]))
@@ -223,9 +248,40 @@ def fresh_namespaces():
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
 
+def shown_workdir(workdir):
+    """Where the graded copy ``workdir`` (``ROOT/NAME`` in the zygote's view) appears in its own sandbox:
+    ``ROOT/project``, whatever its name outside.
+
+    >>> shown_workdir("/home/user/c123-4")
+    '/home/user/project'
+    """
+    return os.path.join(os.path.dirname(workdir), PROJECT)
+
+
+def ordinary_identity(confine, inside=INSIDE_ID):
+    """In the candidate's process, after its uid is final: enter a user namespace of its own in which it is
+    uid and gid ``inside`` (its outer ids stay what they were), then drop the capabilities that namespace
+    grants. Best effort: where the kernel refuses unprivileged user namespaces the outer ids stay visible.
+    Returns whether the namespace was entered."""
+    # After setuid the process is not dumpable, so its /proc/self/*_map files belong to root; for the
+    # moment of writing its own maps it must own them.
+    prctl(PR_SET_DUMPABLE, 1)
+    try:
+        confine.enter_user_namespace(os.geteuid(), os.getegid(), inside=inside)
+    except OSError:
+        if os.getuid() == OVERFLOW_ID:  # in the namespace without a map: no identity at all, refuse
+            raise
+        return False
+    finally:
+        prctl(PR_SET_DUMPABLE, 0)
+    confine.drop_capabilities()
+    return True
+
+
 def trial_view(workdir, limits, mode):
     """In a sandbox's init, after :func:`fresh_namespaces`: the IPC limits, only this trial's graded copy
-    under :data:`SANDBOX_ROOT`, and fresh ``/tmp``-like tmpfs mounts sized from the limits."""
+    (at :func:`shown_workdir`) beside the backend's shared entries, and fresh ``/tmp``-like tmpfs mounts
+    sized from the limits."""
     for path, value in ipc_limits(limits["memory_mb"]).items():
         if os.path.exists(path):  # fs.mqueue is absent without POSIX message queues
             try:
@@ -236,14 +292,16 @@ def trial_view(workdir, limits, mode):
                     raise
     # Only this trial's graded copy (and the backend's shared entries, such as the grader's staged
     # library) is visible: an empty tmpfs hides its siblings (other candidates').
+    root = os.path.dirname(workdir)
+    shown = [shown_workdir(workdir)] + limits["shared"]
     views = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in [workdir] + limits["shared"]]
-    mount("tmpfs", SANDBOX_ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=16k,mode=755")
-    for path, fd in views:
+    mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=16k,mode=755")
+    for path, (_, fd) in zip(shown, views):
         os.mkdir(path, 0o755)
         mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
         remount_read_only(path)
         os.close(fd)
-    mount(None, SANDBOX_ROOT, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=16k,mode=755")
+    mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=16k,mode=755")
     tmp_mb = max(1, min(64, 2 * int(limits["file_mb"])))
     for path in ("/tmp", "/var/tmp", "/dev/shm"):
         if os.path.isdir(path):

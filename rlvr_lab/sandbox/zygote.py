@@ -93,7 +93,11 @@ class Zygote:
         self.config = config
         self.mode = self.config.get("mode", "root")
         self.confine = confine
-        self.root = self.config.get("ws_dir") if self.mode == "process" else namespaces.SANDBOX_ROOT
+        self.root = (
+            self.config["ws_dir"]
+            if self.mode == "process"
+            else self.config.get("sandbox_root", namespaces.SANDBOX_ROOT)
+        )
         self.pidns_fd = os.open("/proc/self/ns/pid", os.O_RDONLY)
         self.sessions = {}
         self.warm = None  # the next sandbox, built ahead of its trial: {"pid", "ctl", "status_r"}
