@@ -2,8 +2,6 @@
 
 import os
 
-import pytest
-
 # Tests never reach a model hub: every model is built from a config or saved locally.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -29,15 +27,33 @@ collect_ignore_glob = [
     "labs/lab*.ipynb",
 ]
 
-#: Test files that share one book build (tests/book_site.py). They run on one xdist worker, so the other
-#: worker never sits idle waiting for the build another one is running.
+#: Test files that need the one book build (tests/book_site.py).
 BOOK_BUILD_FILES = ("test_book_build.py", "test_browser.py")
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Under ``--dist loadgroup`` (pyproject.toml) each test file is one unit of work, as with
-    ``--dist loadfile``, except that the files sharing the book build form one unit together."""
-    for item in items:
-        name = item.path.name
-        item.add_marker(pytest.mark.xdist_group("book-build" if name in BOOK_BUILD_FILES else str(item.path)))
+    """The tests that need the book build run last (pyproject.toml's ``--no-loadscope-reorder`` keeps this
+    order for xdist), so that the build started in the background below is done when they start."""
+    items.sort(key=lambda item: item.path.name in BOOK_BUILD_FILES)  # stable: the rest keep their order
+
+
+def pytest_collection_finish(session):
+    """Start the book build in the background as soon as collection ends (on one xdist worker, only when a
+    test that needs it was selected), so that it runs beside the other tests instead of a worker waiting on
+    it. The tests that need it wait on the build's file lock as before (tests/book_site.py)."""
+    if session.config.option.collectonly or os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
+        return
+    if not any(item.path.name in BOOK_BUILD_FILES for item in session.items):
+        return
+    factory = getattr(session.config, "_tmp_path_factory", None)  # what the tmp_path_factory fixture returns
+    if factory is None:
+        return
+    import sys
+    import threading
+
+    tests = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    from book_site import build_book, shared_dir
+
+    threading.Thread(target=build_book, args=(shared_dir(factory),), name="book-build", daemon=True).start()

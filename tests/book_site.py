@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -88,6 +89,23 @@ def shared_dir(tmp_path_factory) -> Path:
     return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "rlvr-book"
 
 
+def own_network(cmd: list[str]) -> list[str]:
+    """``cmd`` run in a network namespace of its own (with its own loopback up) where this machine allows it.
+
+    Chapter 6 runs the exploit gallery through a naive harness, and its network exploit connects to
+    127.0.0.1:47811, the port where tests/test_redteam.py and tests/test_backends.py listen to catch a
+    sandboxed candidate reaching the host. A book built beside those tests on the host's loopback would be
+    counted as such a breach; in its own namespace it reaches nothing of theirs. Elsewhere (not root, no
+    ``unshare`` or ``ip``) the command runs as it is.
+    """
+    if os.geteuid() != 0 or not all(shutil.which(tool) for tool in ("unshare", "ip")):
+        return cmd
+    probe = subprocess.run(["unshare", "--net", "ip", "link", "set", "lo", "up"], capture_output=True)
+    if probe.returncode != 0:
+        return cmd
+    return ["unshare", "--net", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *cmd]
+
+
 def build_book(shared_dir: Path) -> BookBuild:
     """Build the book once into ``shared_dir/book``; later calls (any process) reuse the result.
 
@@ -124,7 +142,7 @@ def build_book(shared_dir: Path) -> BookBuild:
             ]
             env = dict(os.environ, MPLBACKEND="Agg", PYDEVD_DISABLE_FILE_VALIDATION="1")
             start = time.monotonic()
-            proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
+            proc = subprocess.run(own_network(cmd), cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
             seconds = time.monotonic() - start
             build = BookBuild(proc.returncode, proc.stdout + proc.stderr, out / "_build" / "html", seconds)
             result.write_text(
