@@ -130,8 +130,9 @@ fig
 # `train` repeats four functions, each handing the next a plain dataclass. The cells below run them once
 # more by hand, from the run's last checkpoint: `sample_step` draws G completions per task and scores them
 # under the frozen reference while the verifier works; `grade_step` waits for the verdicts and applies the
-# complete-group rule; `update_step` builds the batch (the group-relative advantages of chapter 4) and takes
-# `passes` optimizer steps of the GRPO loss (chapter 4's clipped surrogate and objective). Nothing here is
+# complete-group rule; `update_step` builds the batch (the group-relative advantages, equation
+# {eq}`ch4-advantage`) and takes `passes` optimizer steps of the GRPO loss (chapter 4's clipped surrogate and
+# objective). Nothing here is
 # written to the run's folder. On the `ci` preset expect all-fail groups: every advantage is 0 and the step
 # leaves the weights as they were (chapter 4).
 
@@ -156,10 +157,8 @@ for group in sorted({r.group_id for r in graded.records}):
 # %%
 admitted = [r for r in graded.records if r.admitted]
 if admitted:
-    from rlvr_lab import equations
-
     batch = make_batch(learner, admitted, config, run.sampling, graded.ref)   # what update_step builds first
-    print(f"advantages ({equations.eq('ch4-advantage')}):", [round(a, 3) for a in batch.advantages.tolist()])
+    print("group-relative advantages:", [round(a, 3) for a in batch.advantages.tolist()])
 version = learner.version
 diags = update_step(run, learner, graded)
 run.close()

@@ -233,8 +233,7 @@ fig
 from rlvr_lab import grpo
 G = base.group_size
 lone, failure = grpo.lone_pass_group_coefficients(G)
-from rlvr_lab import equations
-print(f"G = {G}: a lone pass gets {lone:+.2f} ({equations.eq('ch4-lone-pass')}), each failure {failure:+.2f}; "
+print(f"G = {G}: a lone pass gets {lone:+.2f}, each failure {failure:+.2f}; "
       f"a group's passes together: " + ", ".join(f"k={k}: {np.sqrt(k * (G - k)):.2f}" for k in range(1, G)))
 records = [r for r in read_records(os.path.join(runs["naive"].out_dir, "records.jsonl")) if r.step >= 0]
 steps = sorted({r.step for r in records})

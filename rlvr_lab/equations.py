@@ -83,25 +83,34 @@ def eq(*labels: str) -> str:
     return ("eqs " if len(labels) > 1 else "eq ") + _join([f"({number(x)})" for x in labels])
 
 
+def _span(label: str) -> str:
+    """The number of ``label`` in a ``span.rlvr-eq`` that names the label (``data-eq``) for the build test."""
+    return f'<span class="rlvr-eq" data-eq="{label}">({number(label)})</span>'
+
+
 def eq_html(*labels: str) -> str:
     """:func:`eq` as HTML, each number in a ``span.rlvr-eq`` naming its label (``data-eq``) for the build test."""
     if not labels:
         raise ValueError("labels must name at least one equation, got none")
-    spans = [f'<span class="rlvr-eq" data-eq="{x}">({number(x)})</span>' for x in labels]
-    return ("eqs " if len(labels) > 1 else "eq ") + _join(spans)
+    return ("eqs " if len(labels) > 1 else "eq ") + _join([_span(x) for x in labels])
 
 
 _CITED = re.compile(r"\b(eqs?|equations?) `([\w-]+)`((?: and `[\w-]+`)*)", re.IGNORECASE)
 
 
-def cite(text: str) -> str:
+def cite(text: str, html: bool = False) -> str:
     """``text`` with each equation cited by label (``equation `ch8-lag```, ``eqs `a` and `b```) numbered.
 
     Texts written once and shown later (exercise prompts and hints, the train command's help) cite this way.
+    With ``html`` each number is a ``span.rlvr-eq`` naming its label, as :func:`eq_html` writes it: for
+    markdown that a notebook and the built book both render (it reads "(14)" in either).
+
+    >>> cite("equation `ch4-lone-pass`", html=True)
+    'equation <span class="rlvr-eq" data-eq="ch4-lone-pass">(14)</span>'
     """
 
     def numbered(m: re.Match) -> str:
         labels = [m.group(2), *re.findall(r"`([\w-]+)`", m.group(3))]
-        return f"{m.group(1)} " + _join([f"({number(x)})" for x in labels])
+        return f"{m.group(1)} " + _join([_span(x) if html else f"({number(x)})" for x in labels])
 
     return _CITED.sub(numbered, text)

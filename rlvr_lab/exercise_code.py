@@ -272,12 +272,12 @@ EX9 = exercise(
                     "equation `ch4-advantage`: centre by the group mean, scale by the population "
                     "std plus eps; a tied group is all zeros.",
                     stub="def group_advantages(rewards, eps=1e-8):\n"
-                    '    """Equation `ch4-advantage` for one group: a list of G floats, A_i = (R_i - mean) / (std + eps).\n\n'
+                    '    """The group-relative advantages of one group: a list of G floats, A_i = (R_i - mean) / (std + eps).\n\n'
                     "    rewards: a list of G >= 1 finite numbers; eps >= 0. The std is the population std\n"
                     "    (divide by G). A group whose rewards are all equal gets G zeros (never NaN), whatever\n"
                     "    eps >= 0. Raise ValueError for an empty group or a negative eps.\n"
                     '    """\n'
-                    '    raise NotImplementedError("write equation `ch4-advantage`")',
+                    '    raise NotImplementedError("write group_advantages")',
                     examples=(
                         ((([0.0, 1.0, 0.0]), 1e-8), [-0.7071067741, 1.4142135482, -0.7071067741]),
                         (([1.0, 0.0, 0.0, 0.0], 0.0), [1.7320508076, -0.5773502692, -0.5773502692, -0.5773502692]),
@@ -351,9 +351,9 @@ EX9 = exercise(
                     "code",
                     "equation `ch8-lag`: whole training steps elapsed while the rollout aged.",
                     stub="def version_lag(age_s, step_s):\n"
-                    '    """Equation `ch8-lag`: floor(age_s / step_s), an int. age_s >= 0, step_s > 0 '
+                    '    """The version lag: floor(age_s / step_s), an int. age_s >= 0, step_s > 0 '
                     '(else ValueError)."""\n'
-                    '    raise NotImplementedError("write equation `ch8-lag`")',
+                    '    raise NotImplementedError("write version_lag")',
                     examples=(((90.0, 40.0), 2), ((200.0, 40.0), 5), ((120.0, 40.0), 3), ((10.0, 0.0), ValueError)),
                 ),
                 Answer(

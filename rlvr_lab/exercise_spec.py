@@ -111,11 +111,12 @@ def exercise(stem: str, title: str, summary: str, givens: dict, setting: str, pa
     """An :class:`Exercise` whose texts (setting, titles, prompts, hints, TODO notes) are filled from ``givens``.
 
     Equations are cited by label (``equation `ch8-lag```) and numbered by :func:`rlvr_lab.equations.cite`, in
-    the texts and in code stubs alike.
+    the texts and in code stubs alike; the notebook's markdown (the setting and each prompt) carries each number
+    in a span naming its label, so the built book can check it.
     """
 
-    def fill(text: str) -> str:
-        return cite(text.format(**givens))
+    def fill(text: str, html: bool = False) -> str:
+        return cite(text.format(**givens), html=html)
 
     for p in parts:
         for a in p.answers:
@@ -130,7 +131,7 @@ def exercise(stem: str, title: str, summary: str, givens: dict, setting: str, pa
         replace(
             p,
             title=fill(p.title),
-            prompt=fill(p.prompt),
+            prompt=fill(p.prompt, html=True),
             answers=tuple(
                 replace(a, hint=fill(a.hint), todo=fill(a.todo), stub=cite(a.stub) if a.stub else a.stub)
                 for a in p.answers
@@ -138,7 +139,7 @@ def exercise(stem: str, title: str, summary: str, givens: dict, setting: str, pa
         )
         for p in parts
     )
-    return Exercise(stem, title, cite(summary), givens, fill(setting), filled)
+    return Exercise(stem, title, cite(summary), givens, fill(setting, html=True), filled)
 
 
 def number(name: str, hint: str, todo: str = "", fraction: bool = False) -> Answer:

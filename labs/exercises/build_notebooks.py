@@ -289,7 +289,7 @@ REFERENCE = (
         (
             "import math\n\n\n"
             "def group_advantages(rewards, eps=1e-8):\n"
-            '    """Equation 2 for one group: a list of G floats, A_i = (R_i - mean) / (std + eps)."""\n'
+            '    """The group-relative advantages of one group: a list of G floats, A_i = (R_i - mean) / (std + eps)."""\n'
             "    if len(rewards) == 0:\n"
             '        raise ValueError("rewards must hold at least one reward")\n'
             "    if eps < 0:\n"
@@ -325,7 +325,7 @@ REFERENCE = (
         (
             "import math\n\n\n"
             "def version_lag(age_s, step_s):\n"
-            '    """Equation 8: floor(age_s / step_s), an int. age_s >= 0, step_s > 0 (else ValueError)."""\n'
+            '    """The version lag: floor(age_s / step_s), an int. age_s >= 0, step_s > 0 (else ValueError)."""\n'
             "    if step_s <= 0:\n"
             '        raise ValueError(f"step_s must be > 0, got {step_s}")\n'
             "    if age_s < 0:\n"
