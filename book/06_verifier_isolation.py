@@ -292,6 +292,7 @@ chapter.exploit_gallery_figure(gallery["exploit"], gallery["naive harness"], gal
 # | trusted-side amplification | a sparse file of terabytes in the explored tree drove the capturing process to gigabytes of memory | capture reads nothing before `lstat` says it is a small regular file; reply decoding has a byte budget and a hash-collision cap |
 # | predictable hidden randomness | the trial seed reached the sandbox, and it also seeded the hidden test's random delays, so a racy patch could compute where the test's waiter would land and dodge it | the hidden tests' randomness is derived from a secret of the runner; test order and seeds still vary per trial |
 # | weak acceptance suite | polling every 250 ms, one connection handed to two holders, and racy patches whose window lay outside the test's fixed 0-6 ms offset passed all 8 trials of `repair_accept_v1` | `repair_accept_v2`: a wake-up latency bound, exclusive ownership under many waiters, and waiters sent at secret random offsets across the candidate's whole `release` |
+# | polling hidden in the standard library | a package whose import replaced `threading.Condition.wait` with a 20 ms self-wake left the notify missing and passed all 8 trials of `repair_accept_v2`: its waiters met the latency bound on a timer | `repair_accept_v3`: a waiter is blocked and watched for 0.6 s with nothing released, and the kernel's count of the candidate's context switches, read from outside the sandbox, must not move |
 # | terminal output | raw escape bytes in an error message reached the reviewer's terminal | every human-readable field is escaped |
 #
 # One behaviour no boundary can stop: a candidate that *detects* the verifier and behaves well only there.
@@ -332,14 +333,15 @@ print("\n".join(lines))
 # %% [markdown]
 # The racy patches are the interesting ones. Each checks for waiting threads without holding the lock, so a
 # waiter that arrives inside a short window of `release` is lost, but only if the threads interleave that
-# way. `repair_accept_v2` sends twenty waiters per trial at secret random offsets spread over the candidate's
+# way. `repair_accept_v3` sends twenty waiters per trial at secret random offsets spread over the candidate's
 # whole `release`, so the original `bad_racy_snapshot` (a 5 ms window) now fails every single trial, and
 # `bad_racy_late_read` (a 3 ms window 7 ms into the release) almost always does.
 #
 # The narrowest,
 # `bad_racy_narrow_window` (about 1 ms), still passes a single trial now and then. Over 40 single trials
-# it passed 5 ($\hat q = 0.125$, 95 % interval 0.05-0.26) and the late read passed 1 ($\hat q = 0.025$,
-# interval up to 0.13); every other known-bad patch failed all 40, and the known-good patch passed all 40.
+# (`rlvr-lab calibrate --runs 40` on a 2-core machine) it passed 8 ($\hat q = 0.20$, 95 % interval
+# 0.10-0.35). Every other known-bad patch failed all 40, among them the three that patch the standard
+# library, and the known-good patch passed all 40.
 # Re-running the cell can still change the narrow patch's single-trial verdict. That is the noisy-reward
 # problem of {ref}`ch6-noisy`, and the reason the fixture's manifest runs the hidden tests $K$ times
 # (printed at the top of the chapter) rather than once.
@@ -413,8 +415,8 @@ print("\n".join(lines))
 # ```
 #
 # Here $K$ counts every trial, the first included; "one pass plus $K$ confirmation reruns" would be
-# $q^{K+1}$. For the narrow-window patch measured above, $\hat q = 0.125$ and the fixture's $K = 8$ give
-# $\hat q^{8} \approx 6 \times 10^{-8}$, and below $2.1 \times 10^{-5}$ even at the interval's upper end.
+# $q^{K+1}$. For the narrow-window patch measured above, $\hat q = 0.20$ and the fixture's $K = 8$ give
+# $\hat q^{8} \approx 2.6 \times 10^{-6}$, and below $2.2 \times 10^{-4}$ even at the interval's upper end.
 #
 # When trials are dependent the product of conditional pass probabilities replaces $q^K$, and it
 # can be much larger: fresh containers and randomised seeds push trials towards independence, while a

@@ -50,9 +50,10 @@ if ON_COLAB:
 #
 # Three fresh trials, `rl_trial_01` to `rl_trial_03`, attempt task `pool_repair_01` on fixture
 # `pool_fixture_v1`. They were sampled from the supervised checkpoint `trained_policy_v1`, and each ends in a
-# verdict under the fixture's acceptance suite, `repair_accept_v2` (the cells below load it from the manifest:
-# it is the hardened successor of `repair_accept_v1`, which a red team got four wrong repairs through, as
-# {doc}`06_verifier_isolation` tells). The bug is a lost wake-up: a thread waiting in
+# verdict under the fixture's acceptance suite, `repair_accept_v3` (the cells below load it from the manifest:
+# it is the twice-hardened successor of `repair_accept_v1`: a first red team got four wrong repairs through
+# v1, a second got a repair that patched the standard library through v2, as {doc}`06_verifier_isolation`
+# tells). The bug is a lost wake-up: a thread waiting in
 # `acquire` is not notified when another thread releases a connection, so it stalls until its timeout although
 # a connection is free.
 #

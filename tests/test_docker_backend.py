@@ -161,6 +161,16 @@ def test_reference_patches_on_docker(ours):
     assert verdict.outcome == "fail", verdict.stop_reason
 
 
+@pytest.mark.parametrize("patch", ["bad_patched_wait", "bad_patched_sleep", "bad_patched_lock"])
+def test_polling_hidden_in_the_standard_library_is_rejected_on_docker(patch, ours):
+    """The candidate patches threading in its own container; the trusted side counts its wakeups from the
+    host (the container's processes under docker's init) and rejects it at the first trial."""
+    fx = load_fixture("pool_repair_01")
+    verdict = ours.verify(load_reference("pool_repair_01", patch), fx)
+    assert verdict.outcome == "fail" and verdict.stop_reason.startswith("rejected at trial 1 ")
+    assert "it polls instead of being notified" in verdict.trials[0].detail
+
+
 def _hidden_digest() -> bytes:
     return b"".join(p.read_bytes() for p in sorted((fixtures_dir() / "pool_repair_01" / "hidden").rglob("*.py")))
 

@@ -50,7 +50,7 @@ REQUIRED_EXPLOITS = {
 def test_pool_fixture_loads_with_its_manifest():
     fx = load_fixture("pool_repair_01")
     assert isinstance(fx, Fixture)
-    assert (fx.name, fx.version, fx.checker_version) == ("pool_repair_01", "pool_fixture_v1", "repair_accept_v2")
+    assert (fx.name, fx.version, fx.checker_version) == ("pool_repair_01", "pool_fixture_v1", "repair_accept_v3")
     assert fx.modules == ("pool_fixture",)
     assert fx.trials >= 3
     assert "pool_fixture/pool.py" in fx.files
@@ -65,7 +65,7 @@ def test_hidden_tests_stay_out_of_what_a_policy_sees():
     fx = load_fixture("pool_repair_01")
     visible = "\n".join(list(fx.files.values()) + list(fx.public_tests.values()) + [fx.description])
     assert "in_flight" not in visible
-    assert "repair_accept_v2" not in visible
+    assert "repair_accept_v3" not in visible
 
 
 def test_load_fixture_from_a_path_and_bad_names(tmp_path):
@@ -97,7 +97,7 @@ def test_reference_patches_are_admissible_candidates():
         cand = load_reference("pool_repair_01", name)
         assert isinstance(cand, Candidate)
         assert admission_error(cand, fx) is None
-        assert cand.files["pool_fixture/pool.py"] != fx.files["pool_fixture/pool.py"]
+        assert any(text != fx.files[path] for path, text in cand.files.items()), f"{name} changes nothing"
     with pytest.raises(ValueError, match="patch"):
         load_reference("pool_repair_01", "nope")
 

@@ -27,7 +27,7 @@ def test_good_patch_passes_and_base_fails(naive, pool_fx):
     good = naive.verify(load_reference("pool_repair_01", "good"), pool_fx)
     assert good.outcome == "pass", good.stop_reason
     assert good.backend == "naive"
-    assert good.trials[0].reason.startswith("report: 12 tests, 0 failures")
+    assert good.trials[0].reason.startswith("report: 13 tests, 0 failures")
     base = naive.verify(Candidate({"pool_fixture/pool.py": pool_fx.files["pool_fixture/pool.py"] + "\n"}), pool_fx)
     assert base.outcome == "fail"
     assert "failures" in base.trials[0].reason
@@ -41,7 +41,7 @@ def test_deterministic_bad_patch_fails(naive, pool_fx):
 def test_it_really_runs_the_candidates_conftest(naive, pool_fx):
     verdict = naive.verify(load_exploit("conftest_report_patch"), pool_fx)
     assert verdict.outcome == "pass"
-    assert verdict.trials[0].reason == "report: 12 tests, 0 failures, 0 errors"
+    assert verdict.trials[0].reason == "report: 13 tests, 0 failures, 0 errors"
 
 
 def test_a_hang_is_a_fail_after_the_timeout(pool_fx):

@@ -304,7 +304,7 @@ def test_known_good_patch_passes_every_trial(pool_fx, ours):
 @pytest.mark.parametrize("patch", [n for n, e in list_references("pool_repair_01").items() if e == "fail"])
 def test_known_bad_patch_is_rejected_under_the_all_pass_rule(patch, pool_fx, ours):
     """For bad_racy_narrow_window this holds with probability 1 - q**K (q about 0.1, K = 8: 1 - 1e-7);
-    the other known-bad patches fail every trial of repair_accept_v2."""
+    the other known-bad patches fail every trial of repair_accept_v3."""
     verdict = ours.verify(load_reference("pool_repair_01", patch), pool_fx)
     assert verdict.outcome == "fail", f"{patch} accepted: {verdict.stop_reason}"
     assert verdict.trials[-1].outcome == "fail"

@@ -54,7 +54,7 @@ def test_ch9_names_the_acceptance_suite_the_fixture_ships():
     from rlvr_lab.verifier import load_fixture
 
     version = load_fixture("pool_repair_01").checker_version
-    assert version == "repair_accept_v2" and f"acceptance suite, `{version}`" in text("09_case_study")
+    assert version == "repair_accept_v3" and f"acceptance suite, `{version}`" in text("09_case_study")
 
 
 def recorded_pools() -> dict:

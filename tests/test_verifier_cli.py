@@ -35,7 +35,7 @@ def test_verify_prints_verdict_and_evidence(tmp_path):
     out = cli("verify", str(tree), "--fixture", "pool_repair_01", "--trials", "1")
     assert out.returncode == 0, out.stderr
     assert "verdict: pass" in out.stdout
-    assert "fixture: pool_repair_01 (pool_fixture_v1), checker repair_accept_v2" in out.stdout
+    assert "fixture: pool_repair_01 (pool_fixture_v1), checker repair_accept_v3" in out.stdout
     assert "backend: local" in out.stdout
     assert "trial 1: pass" in out.stdout
 

@@ -165,6 +165,13 @@ class SandboxSession(abc.ABC):
         to this long for its own exit record before killing (else a candidate's ``os._exit`` can race
         the kill and be recorded as ``killed``)."""
 
+    def watch_root(self) -> tuple[int, bool] | None:
+        """``(pid, supervisor)``: the sandbox's topmost process, as a pid of the caller's PID namespace, and
+        whether it only supervises (an init) while the candidate's processes are those below it. None when
+        the backend cannot tell; the trusted side then cannot count the candidate's wakeups
+        (:mod:`rlvr_lab.verifier.watch`), and a test that asks fails rather than passes."""
+        return None
+
 
 class SandboxBackend(abc.ABC):
     """Starts sandboxes; one backend object serves one slot, one sandbox at a time.

@@ -117,6 +117,17 @@ class DockerSession(SandboxSession):
         except Exception:
             return False
 
+    def watch_root(self) -> tuple[int, bool] | None:
+        """The container's PID 1 (docker's init, which supervises the server), as the host numbers it."""
+        if self._exit is not None:
+            return None
+        try:
+            self.container.reload()
+            pid = int(self.container.attrs["State"].get("Pid") or 0)
+        except Exception:
+            return None
+        return (pid, True) if pid > 0 else None
+
     def kill(self, grace_s: float = 0.0) -> SandboxExit:
         if self._exit is not None:
             return self._exit

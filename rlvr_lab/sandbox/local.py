@@ -27,6 +27,7 @@ from rlvr_lab.sandbox.backend import (
     SandboxUnavailable,
     SocketChannel,
 )
+from rlvr_lab.sandbox.confine import children_of
 
 #: Slot uids are taken from [UID_BASE, UID_BASE + UID_COUNT).
 UID_BASE = 60000
@@ -223,7 +224,8 @@ class LocalSession(SandboxSession):
 
     ``launch`` only *sends* the spawn request, so the caller can start its own work while the zygote
     builds the sandbox; frames written to the channel meanwhile wait in the socket. The zygote's reply
-    (the init's pid, or an error) is read when the session is killed.
+    (the init's pid, or an error) is read when the session is killed, or when the trusted side first asks
+    where the sandbox's processes are (:meth:`watch_root`).
     """
 
     def __init__(self, backend: LocalBackend, sock: socket.socket):
@@ -231,18 +233,37 @@ class LocalSession(SandboxSession):
         self.pid: int | None = None
         self.channel = SocketChannel(sock)
         self._exit: SandboxExit | None = None
+        self._spawn_error: str | None = None  # None until the zygote's reply is read
 
-    def kill(self, grace_s: float = 0.0) -> SandboxExit:
-        if self._exit is None:
+    def _spawned(self) -> str:
+        """Read the zygote's reply to the spawn once (it sets :attr:`pid`); an error text, or ``""``."""
+        if self._spawn_error is None:
             try:
                 reply = self.backend._reply()
             except SandboxFault as exc:
-                self._exit = SandboxExit("infra", detail=str(exc))
-                return self._exit
+                self._spawn_error = str(exc) or "sandbox fault"
+                return self._spawn_error
             if not reply.get("ok"):
-                self._exit = SandboxExit("infra", detail=f"sandbox spawn failed: {reply.get('error')}"[:500])
-                return self._exit
+                self._spawn_error = f"sandbox spawn failed: {reply.get('error')}"[:500]
+                return self._spawn_error
             self.pid = int(reply["pid"])
+            self._spawn_error = ""
+        return self._spawn_error
+
+    def watch_root(self) -> tuple[int, bool] | None:
+        """The sandbox's init (PID 1 of its PID namespace; in the process mode a subreaper), which only
+        supervises: the server and whatever the candidate starts are below it."""
+        if self._exit is not None or self._spawned():
+            return None
+        pid = self.backend.host_pid(self.pid)
+        return None if pid is None else (pid, True)
+
+    def kill(self, grace_s: float = 0.0) -> SandboxExit:
+        if self._exit is None:
+            error = self._spawned()
+            if error:
+                self._exit = SandboxExit("infra", detail=error)
+                return self._exit
             self._exit = self.backend._kill(self.pid, grace_s)
         return self._exit
 
@@ -406,6 +427,27 @@ class LocalBackend(SandboxBackend):
         finally:
             theirs.close()
         return LocalSession(self, ours)
+
+    def host_pid(self, pid: int) -> int | None:
+        """The pid in this process's PID namespace of the zygote's child ``pid`` (a sandbox's init), or None.
+
+        In the ``userns`` mode the zygote is PID 1 of a PID namespace of its own, so the pids it reports
+        are that namespace's; each child's ``NSpid`` line in ``/proc`` lists its pid here first and its pid
+        there second."""
+        if self.mode != "userns":
+            return pid
+        if self._proc is None:
+            return None
+        zygotes = set(children_of({self._proc.pid}))  # the handle's one child: the zygote, PID 1 there
+        for child in children_of(zygotes):
+            try:
+                with open(f"/proc/{child}/status", encoding="ascii", errors="replace") as fh:
+                    nspid = next((line.split()[1:] for line in fh if line.startswith("NSpid:")), [])
+            except OSError:
+                continue
+            if len(nspid) >= 2 and int(nspid[1]) == pid:
+                return child
+        return None
 
     def _kill(self, pid: int, grace_s: float = 0.0) -> SandboxExit:
         try:

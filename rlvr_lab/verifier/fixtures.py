@@ -95,7 +95,7 @@ def read_manifest(name_or_path: str | os.PathLike) -> dict:
     """The parsed ``manifest.json`` of a fixture, checked for the required keys.
 
     >>> read_manifest("pool_repair_01")["checker_version"]
-    'repair_accept_v2'
+    'repair_accept_v3'
     """
     root = _fixture_root(name_or_path)
     manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))

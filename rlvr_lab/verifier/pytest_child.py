@@ -30,6 +30,7 @@ from rlvr_lab.verifier.judging import RecordPlugin
 from rlvr_lab.verifier.proxy.client import ProxyClient
 from rlvr_lab.verifier.proxy.imports import Binding, RemoteFinder
 from rlvr_lab.verifier.proxy.handles import CandidateError
+from rlvr_lab.verifier import watch
 from rlvr_lab.verifier.trials import secret_seed
 
 
@@ -180,6 +181,9 @@ class TrialJob:
     """The fixture's shared modules (``<name>.py`` in ``test_dir``), whose classes cross by value."""
     deadline: float = 0.0
     """``time.perf_counter()`` after which the proxy sends no request (0: none)."""
+    watch: bool = False
+    """The hidden tests count the candidate's wakeups (:mod:`rlvr_lab.verifier.watch`): the test process
+    gets a pipe on which the runner writes where the sandbox's processes are."""
 
     def to_bytes(self) -> bytes:
         return json.dumps(asdict(self)).encode()
@@ -196,6 +200,7 @@ class TrialJob:
             bool(fields["here"]),
             tuple(fields["shared"]),
             float(fields["deadline"]),
+            bool(fields.get("watch", False)),
         )
 
 
@@ -278,10 +283,13 @@ class TrialProcess:
         self.binding.client = client
         return self.run(job)
 
-    def run_and_exit(self, channel: Any, job: TrialJob, result_w: int) -> None:
-        """In a forked process: run the job, write its record to ``result_w``; never returns."""
+    def run_and_exit(self, channel: Any, job: TrialJob, result_w: int, watch_r: int | None = None) -> None:
+        """In a forked process: run the job, write its record to ``result_w``; never returns. ``watch_r``:
+        the pipe that brings the sandbox's root to :mod:`~rlvr_lab.verifier.watch`."""
         code = 0
         try:
+            if watch_r is not None:
+                watch.bind(watch_r)
             data = json.dumps(self.bind_and_run(channel, job)).encode()
             view = memoryview(data)
             while view:
@@ -290,11 +298,12 @@ class TrialProcess:
             code = 1
         os._exit(code)
 
-    def run_here(self, channel: Any, job: TrialJob, deadline: float) -> tuple[bytes, str]:
+    def run_here(self, channel: Any, job: TrialJob, deadline: float, watch_root: Any = None) -> tuple[bytes, str]:
         """Run a ``direct`` job of pure plain tests in the runner process itself (no fork; see
         :func:`rlvr_lab.verifier.direct.inprocess_refusal`); returns (record as JSON, problem) like
         :func:`collect_report`. A watchdog (``SIGALRM``) ends the tests at ``deadline`` (``perf_counter``
-        time): "runner overran its deadline". The proxy's state is restored afterwards."""
+        time): "runner overran its deadline". The proxy's state is restored afterwards. ``watch_root``:
+        the session's ``watch_root``, bound for :mod:`~rlvr_lab.verifier.watch` while the tests run."""
         from rlvr_lab.verifier.direct import RunnerOverrun
 
         armed = [True]
@@ -311,12 +320,16 @@ class TrialProcess:
         try:
             signal.setitimer(signal.ITIMER_REAL, max(deadline - time.perf_counter(), 0.001))
             binding.star_names = None
+            if watch_root is not None:
+                watch.bind(watch_root)
             return json.dumps(self.bind_and_run(channel, job)).encode(), ""
         except RunnerOverrun:
             return b"", "runner overran its deadline"
         finally:
             armed[0] = False
             signal.setitimer(signal.ITIMER_REAL, 0)
+            if watch_root is not None:
+                watch.unbind()
             signal.signal(signal.SIGALRM, previous)
             drop_modules(finder.modules | frozenset(job.modules) | (frozenset(job.shared) - had_shared))
             finder.modules, binding.client, binding.star_names, state = saved
@@ -328,21 +341,21 @@ class TrialProcess:
         descriptors), run it, exit. Never returns."""
         try:
             child_setup()
-            message, fds, _, _ = socket.recv_fds(control, 65536, 2)
-            if not message or len(fds) != 2:
+            message, fds, _, _ = socket.recv_fds(control, 65536, 3)
+            if not message or len(fds) not in (2, 3):
                 os._exit(0)
             job = TrialJob.from_bytes(message)
             channel = SocketChannel(socket.socket(fileno=fds[0]))
         except BaseException:
             os._exit(1)
-        self.run_and_exit(channel, job, fds[1])
+        self.run_and_exit(channel, job, fds[1], fds[2] if len(fds) == 3 else None)
 
-    def fork_now(self, channel: Any, job: TrialJob, result_w: int) -> int:
+    def fork_now(self, channel: Any, job: TrialJob, result_w: int, watch_r: int | None = None) -> int:
         """Fork a process for one trial now (for a channel that cannot be passed as a descriptor); its pid."""
         pid = os.fork()
         if pid == 0:
             child_setup()
-            self.run_and_exit(channel, job, result_w)
+            self.run_and_exit(channel, job, result_w, watch_r)
         return pid
 
     def fork_standby(self) -> tuple[int, socket.socket]:
@@ -366,10 +379,14 @@ def drop_standby(pid: int, control: socket.socket) -> None:
     os.waitpid(pid, 0)
 
 
-def send_job(control: socket.socket, channel: SocketChannel, job: TrialJob, result_w: int) -> None:
-    """Hand one trial to a standby process: the job, the channel and the result pipe's write end."""
+def send_job(
+    control: socket.socket, channel: SocketChannel, job: TrialJob, result_w: int, watch_r: int | None = None
+) -> None:
+    """Hand one trial to a standby process: the job, the channel, the result pipe's write end and, for a
+    job that watches the candidate, the read end of the pipe that brings the sandbox's root."""
+    fds = [channel.fileno(), result_w] + ([] if watch_r is None else [watch_r])
     try:
-        socket.send_fds(control, [job.to_bytes()], [channel.fileno(), result_w])
+        socket.send_fds(control, [job.to_bytes()], fds)
     except OSError:
         pass  # the standby died: the runner reports a missing report (pending)
     finally:

@@ -52,6 +52,7 @@ from rlvr_lab.verifier.proxy import imports as proxy_import
 from rlvr_lab.verifier import pytest_child
 from rlvr_lab.verifier.pytest_child import TrialJob, TrialProcess
 from rlvr_lab.verifier import trials as trials_mod
+from rlvr_lab.verifier import watch
 from rlvr_lab.verifier import workspace
 from rlvr_lab.verifier import wire
 from rlvr_lab.verifier.wire import RunnerFailed, RunnerReady, VerifyReply, VerifyRequest
@@ -255,32 +256,34 @@ class SlotRunner:
             self.secret, self.runner_dir, self.finder, self.binding, self.plugin, self.config, self.session
         )
 
-    def _start_child(self, session: Any, job: TrialJob, result_w: int) -> int:
+    def _start_child(self, session: Any, job: TrialJob, result_w: int, watch_r: int | None = None) -> int:
         """Hand the trial's ``job`` to the standby pytest process (fork one if it is missing, or stale for a
         pytest job); the child's pid."""
         if not isinstance(session.channel, SocketChannel):  # cannot be passed as a descriptor: fork now
-            return self._trial_process().fork_now(session.channel, job, result_w)
+            return self._trial_process().fork_now(session.channel, job, result_w, watch_r)
         if self._standby is None or (job.mode != "direct" and self._standby[2] != self._state):
             self._fork_standby()
         pid, control, _ = self._standby
         self._standby = None
-        pytest_child.send_job(control, session.channel, job, result_w)
+        pytest_child.send_job(control, session.channel, job, result_w, watch_r)
         return pid
 
     def _job(self, fixture: Fixture, entry: FixtureEntry, seed: int, direct: bool) -> TrialJob:
         """What the trial's test process runs: plain tests directly, or pytest on the collected items."""
         job = (str(entry.directory), seed, tuple(fixture.modules))
+        watches = any(watch.MODULE in text for text in fixture.hidden_tests.values())
         if direct and entry.plain:
             if any("pytest" in fixture.hidden_tests[rel] for rel in entry.plain):
                 import pytest  # noqa: F401  (pytest.raises and friends, imported once, before any fork)
             here = entry.here and threading.current_thread() is threading.main_thread()  # SIGALRM watchdog
-            return TrialJob(*job, "direct", tuple(entry.plain), here, tuple(fixture.shared))
+            return TrialJob(*job, "direct", tuple(entry.plain), here, tuple(fixture.shared), watch=watches)
         if str(entry.directory) not in self._star_names:  # what a star import binds while collecting
             sources = [text for rel, text in fixture.hidden_tests.items() if rel.endswith(".py")]
             star = proxy_import.star_imports(sources, tuple(fixture.modules))
             self._star_names[str(entry.directory)] = proxy_import.free_names(sources) if star else None
         precollected = self._precollect(entry.directory, tuple(fixture.modules))
-        return TrialJob(*job, "precollected" if precollected else "collect", shared=tuple(fixture.shared))
+        mode = "precollected" if precollected else "collect"
+        return TrialJob(*job, mode, shared=tuple(fixture.shared), watch=watches)
 
     def run_trial(
         self, graded: Path, fixture: Fixture, entry: FixtureEntry, seed: int, direct: bool = True
@@ -300,18 +303,24 @@ class SlotRunner:
         # an endless generator is then a failed test, not an overrun runner
         job = replace(job, deadline=start + wire.STRETCH_MAX * limits.wall_s)
         if job.here:
-            data, runner_problem = self._trial_process().run_here(session.channel, job, deadline)
+            watch_root = session.watch_root if job.watch else None
+            data, runner_problem = self._trial_process().run_here(session.channel, job, deadline, watch_root)
         else:
             result_r, result_w = os.pipe()
+            watch_r, watch_w = os.pipe() if job.watch else (None, None)
             try:
-                pid = self._start_child(session, job, result_w)
+                pid = self._start_child(session, job, result_w, watch_r)
             except OSError as exc:
-                os.close(result_r)
-                os.close(result_w)
+                for fd in (result_r, result_w, watch_r, watch_w):
+                    if fd is not None:
+                        os.close(fd)
                 session.kill()
                 return TrialResult("pending", time.perf_counter() - start, seed, "runner could not fork", str(exc))
             self.last_child_pid = pid
             os.close(result_w)
+            if watch_r is not None:  # the tests count the candidate's wakeups: tell them where its processes are
+                os.close(watch_r)
+                watch.write_root(watch_w, session.watch_root())
             data, runner_problem = pytest_child.collect_report(pid, result_r, deadline)
         # A closed channel means the candidate's server ended by itself: let its own exit record arrive.
         exit_record = session.kill(grace_s=0.5 if session.channel.peer_closed() else 0.0)
