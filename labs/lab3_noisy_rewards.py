@@ -75,14 +75,19 @@ from rlvr_lab import rewards
 from rlvr_lab.verifier import Verifier
 from rlvr_lab.verifier.fixtures import list_references, load_fixture, load_reference
 
-SIZES = {"ci": dict(single=10, single_slow=3, rule=8, rule_slow=2),
-         "cpu": dict(single=60, single_slow=10, rule=40, rule_slow=8),
-         "gpu": dict(single=200, single_slow=20, rule=100, rule_slow=10)}[PRESET]
+# `ci` (the book's own run) takes four patches: the good one, the two racy ones and one that patches the
+# standard library; `cpu` and `gpu` take every reference patch of the fixture.
+SIZES = {"ci": dict(single=8, single_slow=3, rule=4, rule_slow=2,
+                    only=("good", "bad_racy_narrow_window", "bad_racy_snapshot", "bad_patched_wait")),
+         "cpu": dict(single=60, single_slow=10, rule=40, rule_slow=8, only=None),
+         "gpu": dict(single=200, single_slow=20, rule=100, rule_slow=10, only=None)}[PRESET]
 fixture = load_fixture("pool_repair_01")
 K = fixture.trials
-patches = {name: load_reference("pool_repair_01", name) for name in list_references("pool_repair_01")}
+patches = {name: load_reference("pool_repair_01", name) for name in list_references("pool_repair_01")
+           if SIZES["only"] is None or name in SIZES["only"]}
 print(f"fixture {fixture.name} {fixture.version}, K = {K}, limits: {fixture.limits.wall_s} s wall per trial")
 print("reference patches and their expected verdicts:", list_references("pool_repair_01"))
+print("measured here:", ", ".join(patches))
 
 
 # %% [markdown]
