@@ -6,6 +6,7 @@ makes every count raise instead of reading zero.
 """
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -30,7 +31,7 @@ def _wakeups_of(source: str, supervisor: bool, watch_s: float = 0.4) -> int:
     argv = [sys.executable, "-c", source]
     if supervisor:
         argv = ["sh", "-c", 'trap "" TERM; "$@"; exit 0', "sh", *argv]  # a shell that waits for its child
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
         assert proc.stdout.readline() == "up\n"
         time.sleep(0.2)  # past the interpreter's start-up: the thread is in its wait now
@@ -40,7 +41,7 @@ def _wakeups_of(source: str, supervisor: bool, watch_s: float = 0.4) -> int:
         return watch.wakeups() - before
     finally:
         watch.unbind()
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)  # the shell and its child alike
         proc.wait()
 
 
@@ -51,7 +52,7 @@ def test_a_blocked_thread_makes_no_wakeup_and_a_timer_makes_many(supervisor):
 
 
 def test_the_tree_leaves_out_a_supervisor_and_takes_every_descendant():
-    proc = subprocess.Popen(["sh", "-c", "sleep 30 & sleep 30 & wait"])
+    proc = subprocess.Popen(["sh", "-c", "sleep 30 & sleep 30 & wait"], start_new_session=True)
     try:
         for _ in range(100):
             below = watch.process_tree(proc.pid, supervisor=True)
@@ -61,9 +62,8 @@ def test_the_tree_leaves_out_a_supervisor_and_takes_every_descendant():
         assert len(below) == 2 and proc.pid not in below
         assert sorted(watch.process_tree(proc.pid, supervisor=False)) == sorted([proc.pid, *below])
     finally:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        subprocess.run(["pkill", "-P", str(proc.pid)], check=False)
 
 
 def test_the_root_crosses_a_pipe_once_and_unknown_fails_closed():
