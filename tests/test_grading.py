@@ -348,9 +348,16 @@ def _sha(path):
         return hashlib.sha256(handle.read()).hexdigest()
 
 
-def _executor_processes():
+def _uptime_ticks() -> int:
+    """Now, in the clock ticks since boot that ``/proc/PID/stat`` gives a process's start time in."""
+    with open("/proc/uptime") as handle:
+        return int(float(handle.read().split()[0]) * os.sysconf("SC_CLK_TCK"))
+
+
+def _executor_processes(started_by=None):
     """Processes running the notebook executor under a slot uid (root mode) or our own uid (user-namespace
-    mode); other sandboxes on the host are not ours."""
+    mode); other sandboxes on the host are not ours. ``started_by`` (uptime ticks): only those started
+    before then (a grading test in another xdist worker starts executors of its own later)."""
     out = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -358,7 +365,11 @@ def _executor_processes():
                 uid = next(int(line.split()[1]) for line in handle if line.startswith("Uid:"))
             with open(f"/proc/{pid}/cmdline", "rb") as handle:
                 cmdline = handle.read()
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                stat = handle.read()
         except (OSError, StopIteration):
+            continue
+        if started_by is not None and int(stat[stat.rfind(b")") + 2 :].split()[19]) > started_by:
             continue
         ours = UID_BASE <= uid < UID_BASE + UID_COUNT or (uid == os.getuid() and uid != 0)  # slot uid or userns
         if ours and b"notebook_executor" in cmdline and int(pid) != os.getpid():
@@ -414,6 +425,7 @@ def graded(tmp_path_factory):
         BACKEND,
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900)
+    graded_by = _uptime_ticks()  # every executor of this grading started before now
     if proc.returncode == 3:
         pytest.skip(f"no sandbox backend on this machine: {proc.stderr.strip()[-300:]}")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -431,6 +443,7 @@ def graded(tmp_path_factory):
         proc=proc,
         csv=csv_path.read_text(),
         folder=str(folder),
+        graded_by=graded_by,
     )
 
 
@@ -456,10 +469,11 @@ def test_no_hostile_notebook_changed_a_file_or_left_a_process(graded):
         assert _sha(path) == digest, path
     # a killed sandbox's processes (a fork bomb's 64) may take a moment to be torn down on a busy host;
     # a leaked one stays, and fails here
+    # Only executors started while this grading ran count: another test may be grading in the other worker.
     deadline = time.monotonic() + 30.0
-    while _executor_processes() and time.monotonic() < deadline:
+    while _executor_processes(graded["graded_by"]) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _executor_processes() == []
+    assert _executor_processes(graded["graded_by"]) == []
     vandal = graded["by"]["vandal"][0]["cell_errors"][-1]["error"]
     assert vandal.endswith("vandal: {}"), vandal  # no variable, no writable file, no folder reached
     hunt = graded["by"]["key_hunt"][0]["cell_errors"][-1]["error"]
