@@ -4,8 +4,8 @@ A helper of ``tests/test_backends.py``, run in a subprocess (often as an ordinar
 namespaces disabled): ``python backend_gallery.py BACKEND [NAME ...]``. BACKEND is ``auto``, ``local``,
 ``process`` or ``process-no-landlock`` (the process backend with Landlock switched off, driven through
 the runner class in this process, since no public name selects it). Prints one JSON line per candidate:
-``{"name", "outcome", "backend", "isolation", "stop", "sentinel_left", "marker_alive", "hidden_changed"}``,
-then cleans what an exploit left (its sentinel file, its marked daemon), so a weak backend's losses are
+``{"name", "outcome", "backend", "isolation", "stop", "sentinel_left", "marker_alive", "hidden_changed",
+"survivors"}``, then cleans what an exploit left (its sentinel file, its marked daemon), so a weak backend's losses are
 recorded, not left behind. Sentinel paths are the caller's own (``fixtures.private_sentinel``); one that
 exists before a candidate runs and cannot be removed (under ``unshare --map-root-user`` the name carries
 uid 0, like root's) counts only if the candidate changes it.
@@ -52,14 +52,35 @@ def file_state(path: str) -> tuple[int, int, int] | None:
 
 
 def marked(comm: str) -> list[int]:
+    """Host processes named ``comm`` that this run's candidates could have started: those of our own uid.
+
+    Every backend this helper drives runs the candidate as the caller's uid on the host (an ordinary
+    user's user namespace maps only that uid; the process backend keeps it). Other xdist workers run the
+    same exploits as root, in docker (uid 1000) or through a naive harness; their daemons carry another
+    uid and are theirs to count, not ours.
+    """
     found = []
     for name in os.listdir("/proc"):
         try:
-            if name.isdigit() and Path(f"/proc/{name}/comm").read_text().strip() == comm:
+            if (
+                name.isdigit()
+                and os.stat(f"/proc/{name}").st_uid == os.getuid()
+                and Path(f"/proc/{name}/comm").read_text().strip() == comm
+            ):
                 found.append(int(name))
         except OSError:
             pass
     return found
+
+
+def describe(pid: int) -> str:
+    """``pid``'s parent and namespaced pids, for a report that says where a survivor lives."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return f"{pid}: gone"
+    fields = dict(line.split(":", 1) for line in status if ":" in line)
+    return f"{pid}: PPid {fields.get('PPid', '?').strip()} NSpid {fields.get('NSpid', '?').strip()}"
 
 
 class RunnerInProcess:
@@ -109,7 +130,9 @@ def main(argv: list[str]) -> int:
             sentinel_before = file_state(info.sentinel) if info and info.sentinel else None
             verdict = verifier.verify(candidate, fixture)
             alive = marked(info.marker) if info and info.marker else []
-            deadline = time.monotonic() + 3.0  # the zygote's sweep reaps re-parented daemons a moment later
+            # the zygote's sweep reaps re-parented daemons a moment later (seconds on a loaded machine);
+            # the daemon itself lingers 30 s, so 10 s still tells a reaped one from a survivor
+            deadline = time.monotonic() + 10.0
             while alive and time.monotonic() < deadline:
                 time.sleep(0.1)
                 alive = marked(info.marker)
@@ -125,6 +148,7 @@ def main(argv: list[str]) -> int:
                         "stop": verdict.stop_reason[:200],
                         "sentinel_left": sentinel,
                         "marker_alive": bool(alive),
+                        "survivors": [describe(pid) for pid in alive],
                         "hidden_changed": hidden_digest() != before,
                     }
                 ),
