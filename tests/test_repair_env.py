@@ -238,3 +238,75 @@ def test_rlvr_lab_train_env_repair_runs_end_to_end_on_the_ci_preset(tmp_path, ca
         from rlvr_lab.train import TrainConfig
 
         TrainConfig(env="repair", engine="trl")
+
+
+@needs_local_sandbox
+def test_a_timed_episode_clocks_every_stage_of_equation_6(tiny_policy, verifier):
+    """One slot's episode: a policy call and a tool per turn, the assessment and the reset apart; the stages
+    add up to equation 6 and to the episode's wall time less a residual of bookkeeping; each turn's context
+    extends the previous one, and the states are copies taken after each turn."""
+    import torch
+
+    from rlvr_lab.cycle_time import cycle_time
+    from rlvr_lab.train.episode_cycle import cycle_rows, timed_episode
+
+    tok, cfg = tiny_policy.tokenizer, tiny_policy.sampling
+    tasks = make_repair_suite(variants=1)[:2]
+    gen = torch.Generator().manual_seed(0)
+    timings = [timed_episode(tiny_policy.model, tok, cfg, t, verifier, gen, horizon=3) for t in tasks]
+    for t in timings:
+        assert 1 <= t.turns <= 3 and len(t.model_s) == len(t.tool_s) == len(t.tools) == len(t.prefixes) == t.turns
+        assert min(t.model_s) > 0 and min(t.tool_s) >= 0 and t.assess_s > 0 and t.reset_s > 0
+        assert t.verdict in ("pass", "fail")
+        stages = sum(t.model_s) + sum(t.tool_s) + t.assess_s + t.reset_s
+        assert t.eq6_s() == pytest.approx(stages, rel=1e-9)
+        assert t.eq6_s() == pytest.approx(
+            cycle_time(t.turns, sum(t.model_s) / t.turns, sum(t.tool_s) / t.turns, t.assess_s, t.reset_s)
+        )
+        assert stages <= t.wall_s < stages + 0.5  # the residual is bookkeeping, not a stage left out
+        for a, b in zip(t.prefixes, t.prefixes[1:]):
+            assert b[: len(a)] == a and len(b) > len(a)
+        assert len(t.states) in (t.turns - 1, t.turns) and all(s.verdict is None for s in t.states)
+    rows = cycle_rows(timings)
+    assert rows["episodes"] == 2 and rows["eq6_s"] == pytest.approx(
+        rows["H"] * (rows["t_model_s"] + rows["t_tool_s"]) + rows["t_assess_s"] + rows["t_reset_s"]
+    )
+    with pytest.raises(ValueError, match="at least one episode"):
+        cycle_rows([])
+
+
+@needs_local_sandbox
+def test_forks_restore_the_episode_and_estimate_its_value(tiny_policy, verifier):
+    """A fork restores the module as edited so far: from a state whose module was already repaired every
+    continuation of a policy that writes no valid edit passes, from the buggy start every one fails; a
+    state that has ended, or has no turn left, or no continuation asked for, is refused."""
+    import copy
+
+    import torch
+
+    from rlvr_lab.train.episode_forks import fork_rewards
+    from rlvr_lab.train.episodes import ACTION_MARK
+    from rlvr_lab.train.repair_loop import expert_actions
+    from rlvr_lab.train.rollout import prompt_ids
+
+    tok, cfg = tiny_policy.tokenizer, tiny_policy.sampling
+    task = next(t for t in make_repair_suite(variants=1) if t.bug_kind == "off_by_one")
+    env = repair.RepairEnv(task, verifier, horizon=3)
+    prefix = prompt_ids(tok, env.reset() + ACTION_MARK.lstrip("\n"))
+    start = copy.deepcopy(env.episode)
+    env.step(expert_actions(task)[1])  # the scripted edit repairs the module
+    repaired = copy.deepcopy(env.episode)
+    gen = torch.Generator().manual_seed(0)
+    run = lambda state, m=3, horizon=3: fork_rewards(  # noqa: E731
+        tiny_policy.model, tok, cfg, task, verifier, state, prefix, m, gen, horizon
+    )
+    assert run(repaired) == [1.0, 1.0, 1.0]
+    assert run(start) == [0.0, 0.0, 0.0]
+    assert repaired.verdict is None and len(repaired.turns) == 1  # the forks played on copies
+    with pytest.raises(ValueError, match="continuations must be >= 1"):
+        run(start, m=0)
+    with pytest.raises(ValueError, match="none left of horizon 1"):
+        run(repaired, horizon=1)
+    env.step("SUBMIT")
+    with pytest.raises(ValueError, match="already ended"):
+        run(env.episode)

@@ -25,6 +25,7 @@ import json
 import os
 import random
 import time
+from dataclasses import dataclass
 
 import torch
 
@@ -110,6 +111,42 @@ class _Verify:
         return self.pool.submit(candidate, fixture).result()
 
 
+@dataclass
+class WarmStart:
+    """What :func:`warm_start` returns: the split, the tokenizer and the model after its supervised phase."""
+
+    train_tasks: list
+    """Training tasks (:class:`~rlvr_lab.envs.repair_tasks.RepairTask`, split ``train``)."""
+    heldout: list
+    """Held-out tasks (split ``heldout``)."""
+    demos: list
+    """The training tasks whose scripted repair the warm start learned from (bug kind in ``demo_kinds``)."""
+    tokenizer: object
+    """The tokenizer trained on the suite's modules and the scripted actions."""
+    model: object
+    """The course's model after supervised training on the scripted repairs (training mode)."""
+    sft_losses: list
+    """Supervised loss per step (nats per action token)."""
+
+
+def warm_start(config: TrainConfig, verifier) -> WarmStart:
+    """Step 1-2 of the module docstring: the suite split by ``config.seed`` and ``heldout_fraction``, a
+    tokenizer, the model built from ``config.model_size`` and supervised on the scripted repairs of the
+    ``demo_kinds`` tasks played through the environment (``verifier`` runs their public and hidden tests)."""
+    suite = make_repair_suite(seed=config.seed, heldout_fraction=config.heldout_fraction)
+    train_tasks = [t for t in suite if t.split == "train"]
+    heldout = [t for t in suite if t.split == "heldout"]
+    demos = [t for t in train_tasks if t.bug_kind in config.demo_kinds]
+    scripts = [a for t in demos for a in expert_actions(t)]
+    corpus = [t.buggy + t.fixed for t in suite] + scripts + ["public tests: failed\npublic tests: all passed\n"]
+    tok = train_tokenizer(corpus * 2, config.vocab_size)
+    torch.manual_seed(config.seed)
+    model = build_model(tok, config.model_size, seed=config.seed, max_positions=CONTEXT_TOKENS)
+    sequences = [demonstration_episode(t, tok, verifier, config.horizon) for t in demos]
+    losses = sft_sequences(model, tok, sequences, config.sft_steps, config.sft_batch, config.sft_lr, config.seed)
+    return WarmStart(train_tasks, heldout, demos, tok, model, losses)
+
+
 def train_repair(config: TrainConfig, pool=None) -> dict:
     """Warm start, GRPO over episodes and held-out evaluation; writes ``records.jsonl``, ``metrics.jsonl``
     and ``summary.json`` to ``out_dir`` and returns the summary."""
@@ -121,18 +158,10 @@ def train_repair(config: TrainConfig, pool=None) -> dict:
     pool = pool or VerifierPool(workers=config.verifier_workers, seed=config.seed)
     verifier = _Verify(pool)
     try:
-        suite = make_repair_suite(seed=config.seed, heldout_fraction=config.heldout_fraction)
-        train_tasks = [t for t in suite if t.split == "train"]
-        heldout = [t for t in suite if t.split == "heldout"]
-        demos = [t for t in train_tasks if t.bug_kind in config.demo_kinds]
-        scripts = [a for t in demos for a in expert_actions(t)]
-        corpus = [t.buggy + t.fixed for t in suite] + scripts + ["public tests: failed\npublic tests: all passed\n"]
-        tok = train_tokenizer(corpus * 2, config.vocab_size)
-        torch.manual_seed(config.seed)
-        model = build_model(tok, config.model_size, seed=config.seed, max_positions=CONTEXT_TOKENS)
+        start = warm_start(config, verifier)
+        train_tasks, heldout, demos = start.train_tasks, start.heldout, start.demos
+        tok, model, losses = start.tokenizer, start.model, start.sft_losses
         sampling = SamplingConfig(config.temperature, config.top_k, config.top_p, config.max_new_tokens)
-        sequences = [demonstration_episode(t, tok, verifier, config.horizon) for t in demos]
-        losses = sft_sequences(model, tok, sequences, config.sft_steps, config.sft_batch, config.sft_lr, config.seed)
         digest = tokenizer_digest(tok)
 
         def evaluate(version: int) -> dict:
