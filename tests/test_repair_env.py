@@ -125,6 +125,19 @@ def test_an_episode_runs_the_public_tests_edits_and_is_graded_by_the_hidden_ones
 
 
 @needs_local_sandbox
+def test_running_a_module_an_edit_broke_shows_why_it_does_not_compile(verifier):
+    """An edit may leave a module that does not parse: the verifier fails it before any trial, and RUN
+    shows that reason (a policy's edit crashed the environment here before)."""
+    task = next(t for t in make_repair_suite(variants=1) if t.bug_kind == "off_by_one")
+    env = repair.RepairEnv(task, verifier, horizon=4)
+    env.reset()
+    assert env.step("LINE 1\ndef broken(:").ok
+    run = env.step("RUN")
+    assert run.ok and run.observation.startswith("public tests: failed\ndoes not compile") and not run.done
+    assert env.step("SUBMIT").done and env.episode.verdict.outcome == "fail"
+
+
+@needs_local_sandbox
 def test_an_episode_that_runs_out_of_turns_is_graded_as_it_stands(verifier):
     task = next(t for t in make_repair_suite(variants=1) if t.bug_kind == "off_by_one")
     env = repair.RepairEnv(task, verifier, horizon=2)

@@ -125,7 +125,9 @@ class RepairEnv:
                     return "RUN", f"public tests could not be run ({verdict.stop_reason})", False, False
                 if verdict.outcome == "pass":
                     return "RUN", "public tests: all passed", True, False
-                detail = re.sub(r"tests/[0-9a-f]{8,}/", "", verdict.trials[0].detail)  # the runner's folder
+                # the failing trial's detail; a module that does not compile fails before any trial
+                said = verdict.trials[-1].detail if verdict.trials else verdict.stop_reason
+                detail = re.sub(r"tests/[0-9a-f]{8,}/", "", said)  # the runner's folder
                 return "RUN", f"public tests: failed\n{detail}", True, False
             if action.tool == "SHOW":
                 return "SHOW", numbered(ep.source), True, False
