@@ -194,6 +194,53 @@ print(f"difference {after - before:.2f} resolved: {credit.is_resolved(after - be
 # particular fork conditions, not a proof of cause, but unlike a process reward it adds no criterion the
 # policy could learn to satisfy.
 #
+# ### Forks on the course's repair agent
+#
+# The worked fork's numbers are illustrative; the course's repair agent ({doc}`05_multi_turn`) can be
+# forked for real. `experiments/repair_episodes.py` warm-starts it on scripted repairs (`cpu` preset,
+# seeds 0, 1 and 2), plays one episode of each task, and forks every episode after each turn k that did not
+# end it. A fork restores the module as edited so far, the turns taken and the exact token context
+# (`rlvr_lab.train.episode_forks.fork_rewards`). From there the policy finishes the episode $M = 20$
+# times, twice, independently (estimates a and b). A typical episode runs the tests (k = 1), edits one
+# line (k = 2) and submits, so the forks on either side of the edit measure its credit,
+# $\hat V_2 - \hat V_1$.
+
+# %%
+# Recorded by experiments/repair_episodes.py, seeds 0-2 (its command and code fingerprint are in
+# experiments/results/repair_episodes.json); ± is a 95 % interval over the three seeds
+M = 20
+forks = dict(count=190, strictly_between=26, plug_in_se=0.013, rms_a_minus_b=0.042, rms_a_minus_b_ci=0.018,
+             edits=73, edit_credit=0.034, edit_credit_ci=0.202)
+resolved = [  # (task, V after RUN, V after the base episode's edit, the base episode's verdict)
+    ("sum_range/off_by_one/v2", 0.65, 1.00, "pass"),
+    ("count_above/wrong_operator/v2", 0.70, 0.00, "fail"),
+    ("sum_range/off_by_one/v1", 0.80, 0.00, "fail"),
+    ("sum_range/off_by_one/v2", 0.80, 0.00, "fail"),
+]
+print(f"{forks['count']} forks, {forks['strictly_between']} with 0 < V < 1; mean plug-in SE "
+      f"{forks['plug_in_se']:.3f} against the bound {credit.standard_error_bound(M):.3f}")
+print(f"RMS of a - b {forks['rms_a_minus_b']:.3f} ± {forks['rms_a_minus_b_ci']:.3f} against the bound "
+      f"{credit.difference_standard_error_bound(M):.3f} for a difference of two forks")
+print(f"edit credit V2 - V1 over {forks['edits']} edits: {forks['edit_credit']:.3f} ± {forks['edit_credit_ci']:.3f}")
+for task, v1, v2, verdict in resolved:
+    print(f"  resolved: {task:30s} {v1:.2f} -> {v2:.2f} ({v2 - v1:+.2f}; base episode {verdict}): "
+          f"{credit.is_resolved(v2 - v1, M)}")
+
+# %% [markdown]
+# The bounds hold with room to spare, and the room is the lesson. The bound $1/(2\sqrt M) = 0.112$ is the
+# worst case, a value of one half. The warm-started policy is nearly deterministic: 164 of the 190 forks
+# finish the same way all 20 times ($\hat V$ of 0 or 1), so the mean plug-in error is 0.013, and two
+# independent estimates of the same fork differ by 0.042 (root mean square) where the bound for a
+# difference allows 0.158.
+#
+# Averaged over the 73 edits the credit is 0.034 ± 0.202: no signal, because on most tasks the policy
+# takes the same edit from the fork after `RUN` as the base episode did, and both forks agree. Only 4
+# differences clear twice their bound (0.316). One edit earned its credit: from after `RUN` the policy
+# repairs `sum_range` 65 % of the time, after the edit every time. Three were the base episode's bad draw:
+# from after `RUN`, 70-80 % of the continuations repair the module, yet the base episode chose an edit
+# after which no continuation passes, and it failed. A reward at the end gives those three episodes' `RUN`
+# and edit the same zero. The forks tell them apart, at 20 extra episodes per turn boundary.
+#
 # ### What a fork schedule costs
 #
 # Forks are paid for in generated tokens. With $n$ tokens per turn and $M$ continuations after each
@@ -232,7 +279,7 @@ widgets.fork_explorer(horizon=30, tokens_per_turn=512, continuations=8, forks=2)
 # with the horizon while two fixed forks stay flat (left), and the error bounds fall only as $1/\sqrt M$,
 # with $M = 20$ marked (right).
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "The cost and precision of continuation sampling. Top: generated tokens as a multiple of one trajectory, forking at every turn boundary against forking at two chosen boundaries, with the 30-turn horizon marked. Bottom: the standard-error bounds against the number of continuations M, with M = 20 marked.", "name": "fig-ch3-forks"}, "image": {"alt": "Two stacked line charts. Top: token cost against horizon; forking at every boundary grows much faster than forking at two boundaries, and the horizon of 30 is marked. Bottom: two falling curves of standard-error bound against the number of continuations, with the point at 20 continuations marked."}}
+# %% mystnb={"figure": {"caption": "The cost and precision of continuation sampling. Top: generated tokens as a multiple of one trajectory, forking at every turn boundary against forking at two chosen boundaries, with the 30-turn horizon marked. Bottom: the standard-error bounds against the number of continuations M, with M = 20 marked.", "name": "fig-ch3-forks"}, "image": {"alt": "Two stacked line charts. Top: token cost against horizon; forking at every boundary grows much faster than forking at two boundaries, and the horizon of 30 is marked. Bottom: two falling curves of standard-error bound against the number of continuations, with the point at 20 continuations marked."}} tags=["hide-input"]
 from rlvr_lab.figures import relations
 
 relations.fork_figure(horizon=30, continuations=20, forks=[10, 20])

@@ -204,3 +204,82 @@ def test_ch7_states_the_entropy_collapse_and_length_intervals_as_stored():
     assert f"{claims.ci(ln['len_fail_change']['difference'], 2)} tokens, and in the final failing length" in ch7
     assert f"final failing length, {claims.ci(ln['len_fail_last']['difference'], 2)}, both" in ch7
     assert f"about {ln['constant_denominator']['mean']:.1f} tokens" in ch7
+
+
+def _recorded(chapter: str, name: str):
+    """The literal assigned to ``name`` in a chapter's source (a recorded measurement)."""
+    import ast
+
+    tree = ast.parse((BOOK / f"{chapter}.py").read_text())
+    node = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == name)
+    return eval(compile(ast.Expression(node.value), chapter, "eval"), {"dict": dict})
+
+
+def _repair_episodes() -> dict:
+    import json
+
+    path = Path(__file__).resolve().parents[1] / "experiments" / "results" / "repair_episodes.json"
+    return json.loads(path.read_text())
+
+
+def test_ch8_repair_agent_cycle_comes_from_the_recorded_run():
+    """Chapter 8's measured slot: every figure is the recorded run's, rounded; its sentences state what
+    equation 6 computes from them."""
+    from rlvr_lab import cycle_time
+
+    summary = _repair_episodes()["summary"]["cycle"]
+    t = text("08_environments_and_rollouts")
+    for name, m in _recorded("08_environments_and_rollouts", "slot").items():
+        run = summary[name]
+        assert m["H"] == round(run["H"][0], 2)
+        for key in ("t_model", "t_tool", "t_assess", "t_reset", "measured", "residual"):
+            assert m[key] == round(run[key + "_s"][0], 4), (name, key)
+        assert (m["ratio"], m["ratio_ci"]) == (round(run["ratio"][0], 3), round(run["ratio"][1], 3))
+        eq6 = m["H"] * (m["t_model"] + m["t_tool"]) + m["t_assess"] + m["t_reset"]
+        assert abs(eq6 - m["measured"]) / m["measured"] < 0.02  # equation 6 holds on a serial slot
+        assert f"{m['H'] * m['t_model'] / eq6:.0%}".rstrip("%") + " %" in t
+        assert cycle_time.pool_capacity_per_hour(1, eq6) > 0
+    warm = _recorded("08_environments_and_rollouts", "slot")["warm start, H <= 4"]
+    eq6 = warm["H"] * (warm["t_model"] + warm["t_tool"]) + warm["t_assess"] + warm["t_reset"]
+    assert f"gives {eq6:.3f} s per cycle" in t and f"the slot took {warm['measured']:.3f} s" in t
+    assert f"{warm['ratio']:.3f} ± {warm['ratio_ci']:.3f} times the equation" in t
+    assert f"The {warm['residual'] * 1000:.1f} ms the equation does not name" in t
+
+
+def test_ch3_repair_agent_forks_come_from_the_recorded_run():
+    """Chapter 3's forks: counts, errors and the resolved edits are the recorded run's, and the sentences
+    about the bounds say what the library computes."""
+    import math
+
+    from rlvr_lab import credit
+
+    data = _repair_episodes()
+    summary = data["summary"]["forks"]
+    m = _recorded("03_credit_across_turns", "forks")
+    everyone = [f for seed in data["per_seed"].values() for f in seed["forks"]]
+    assert m["count"] == len(everyone) == summary["totals"]["forks"]
+    assert m["strictly_between"] == sum(0 < f["a"] < 1 for f in everyone)
+    assert m["plug_in_se"] == round(summary["plug_in_se"][0], 3)
+    assert (m["rms_a_minus_b"], m["rms_a_minus_b_ci"]) == tuple(round(x, 3) for x in summary["rms_a_minus_b"])
+    assert m["edits"] == summary["totals"]["edit_pairs"]
+    assert (m["edit_credit"], m["edit_credit_ci"]) == tuple(round(x, 3) for x in summary["edit_credit"])
+    resolved = []
+    for seed in data["per_seed"].values():
+        by_task: dict = {}
+        for f in seed["forks"]:
+            by_task.setdefault(f["task"], {})[f["k"]] = f
+        for task, pair in by_task.items():
+            if 1 in pair and 2 in pair and pair[1]["tool_k"] == "RUN" and pair[2]["tool_k"] in ("LINE", "DEF"):
+                if credit.is_resolved(pair[2]["a"] - pair[1]["a"], 20):
+                    resolved.append((task, round(pair[1]["a"], 2), round(pair[2]["a"], 2), pair[2]["base_verdict"]))
+    assert sorted(_recorded("03_credit_across_turns", "resolved")) == sorted(resolved)
+    assert len(resolved) == summary["totals"]["edits_resolved"]
+    t = text("03_credit_across_turns")
+    assert f"{m['count'] - m['strictly_between']} of the {m['count']} forks" in t
+    assert f"$1/(2\\sqrt M) = {credit.standard_error_bound(20):.3f}$" in t
+    assert f"allows {credit.difference_standard_error_bound(20):.3f}" in t
+    assert (
+        f"Only {len(resolved)} differences clear twice their bound ({2 * math.sqrt(2) / (2 * math.sqrt(20)):.3f})" in t
+    )
+    assert m["plug_in_se"] < credit.standard_error_bound(20)
+    assert m["rms_a_minus_b"] + m["rms_a_minus_b_ci"] < credit.difference_standard_error_bound(20)
