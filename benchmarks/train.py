@@ -2,7 +2,9 @@
 
 Both engines start from the same warm-start checkpoint, train on the same tasks for the same number of
 rollouts (``--steps`` x tasks_per_step x group_size), take rewards from the same VerifierPool (with the same
-verdict cache), and are evaluated by the same held-out protocol. Throughput counts the GRPO phase only
+verdict cache), and are evaluated by the same held-out protocol. TRL samples and updates in lockstep, so its
+run has ``overlap`` off; ours keeps the preset's (the ``cpu`` preset updates on one batch while the next is
+verified). Throughput counts the GRPO phase only
 (sampling, verification, update; evaluation excluded) and is also given as the median over steps.
 
     .venv/bin/python benchmarks/train.py --preset cpu --steps 10
@@ -26,6 +28,25 @@ def _trl_step_rates(rows, per_step, passes):
     return [per_step / sum(times[i : i + passes]) for i in range(0, len(times) - passes + 1, passes)]
 
 
+def engine_configs(preset: str, steps: int, seed: int, out: str):
+    """(shared base, ours, TRL's) :class:`~rlvr_lab.train.TrainConfig` for one comparison: the same preset,
+    seed and steps, no mid-run evaluation or checkpoint; TRL's with ``overlap`` off (it refuses it)."""
+    from rlvr_lab.train import TrainConfig
+
+    base = TrainConfig.preset(
+        preset,
+        seed=seed,
+        grpo_steps=steps,
+        eval_every=10**6,
+        checkpoint_every=10**6,
+        progress=False,
+        plots=False,
+    )
+    ours = base.with_overrides(out_dir=os.path.join(out, "ours"))
+    trl = base.with_overrides(out_dir=os.path.join(out, "trl"), engine="trl", overlap=False)
+    return base, ours, trl
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="cpu", choices=["ci", "cpu", "gpu"])
@@ -34,26 +55,15 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="runs/bench_train")
     args = parser.parse_args(argv)
 
-    from rlvr_lab.train import TrainConfig, train
-    from rlvr_lab.train import open_pool
+    from rlvr_lab.train import open_pool, train
 
     shutil.rmtree(args.out, ignore_errors=True)
-    base = TrainConfig.preset(
-        args.preset,
-        seed=args.seed,
-        grpo_steps=args.steps,
-        eval_every=10**6,
-        checkpoint_every=10**6,
-        progress=False,
-        plots=False,
-    )
+    base, ours_cfg, trl_cfg = engine_configs(args.preset, args.steps, args.seed, args.out)
     per_step = base.tasks_per_step * base.group_size
     pool = open_pool(base)
     try:
-        ours_cfg = base.with_overrides(out_dir=os.path.join(args.out, "ours"))
         ours = train(ours_cfg, pool=pool)
         ours_s = ours.grpo_s
-        trl_cfg = base.with_overrides(out_dir=os.path.join(args.out, "trl"), engine="trl")
         shutil.copytree(os.path.join(ours_cfg.out_dir, "warmstart"), os.path.join(trl_cfg.out_dir, "warmstart"))
         trl = train(trl_cfg, pool=pool)
         trl_s = trl.timing["grpo"]
