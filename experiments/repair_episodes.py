@@ -22,8 +22,8 @@ difference of two independent forks) against ``sqrt 2/(2 sqrt M)``; and, for the
 an edit (k = 1 after ``RUN``, k = 2 after the edit), the edit's credit ``V_2 - V_1`` and how many of those
 differences are resolved (at least twice the bound).
 
-Intervals are 95 % Student-t over seeds. Results go to ``--json`` (default
-``experiments/results/repair_episodes.json``, read by chapters 3 and 8).
+Intervals are 95 % Student-t over seeds. Results go to ``experiments/results/repair_episodes.json`` and the
+package copy (read by chapters 3 and 8).
 
     PYTHONPATH=. nice -n 10 python experiments/repair_episodes.py [--seeds 0 1 2]
 """
@@ -31,7 +31,6 @@ Intervals are 95 % Student-t over seeds. Results go to ``--json`` (default
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import statistics
@@ -39,7 +38,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import t95  # noqa: E402
+from _common import t95, write_result  # noqa: E402
 
 #: The code the numbers come from (rlvr_lab.claims.fingerprint).
 CODE = (
@@ -186,9 +185,6 @@ def summarize(per_seed: dict) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument(
-        "--json", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "repair_episodes.json")
-    )
     args = parser.parse_args(argv)
     per_seed = {str(s): measure_seed(s) for s in args.seeds}
     summary = summarize(per_seed)
@@ -214,21 +210,15 @@ def main(argv=None) -> int:
         f" --seeds {seeds}" if args.seeds != [0, 1, 2] else ""
     )
     config = {"seeds": args.seeds, "conditions": [list(c) for c in CONDITIONS], "continuations": M}
-    os.makedirs(os.path.dirname(args.json), exist_ok=True)
-    with open(args.json, "w", encoding="utf-8") as fh:
-        json.dump(
-            {
-                "measured_on": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                "command": command,
-                "load_average": os.getloadavg()[0],
-                "per_seed": per_seed,
-                "summary": summary,
-                "fingerprint": fingerprint(CODE, config),
-            },
-            fh,
-            indent=1,
-        )
-    print(f"wrote {args.json}")
+    data = {
+        "measured_on": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "command": command,
+        "load_average": os.getloadavg()[0],
+        "per_seed": per_seed,
+        "summary": summary,
+        "fingerprint": fingerprint(CODE, config),
+    }
+    print("wrote", write_result("repair_episodes", data))
     return 0
 
 

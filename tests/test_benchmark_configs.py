@@ -26,3 +26,14 @@ def test_the_trainer_benchmark_builds_both_engines_configs_for_every_preset(pres
         assert (cfg.grpo_steps, cfg.tasks_per_step, cfg.group_size, cfg.seed) == (10, base.tasks_per_step,
                                                                                   base.group_size, 0)  # fmt: skip
     assert ours.out_dir != trl.out_dir
+
+
+@pytest.mark.parametrize("preset", ["ci", "cpu"])
+def test_the_repair_comparison_gives_both_engines_the_same_episodes(preset, tmp_path):
+    """``--env repair``: both configurations are repair runs with the same steps, tasks, group size, horizon
+    and seed; TRL's has overlap off (train_repair_trl reads it as our repair loop does)."""
+    bench = _load("train")
+    base, ours, trl = bench.engine_configs(preset, 10, 0, str(tmp_path), env="repair")
+    assert ours.env == trl.env == "repair" and not trl.overlap and ours.out_dir != trl.out_dir
+    keys = ("grpo_steps", "tasks_per_step", "group_size", "horizon", "seed", "passes", "lr", "beta")
+    assert [getattr(ours, k) for k in keys] == [getattr(trl, k) for k in keys]

@@ -236,7 +236,10 @@ def test_ch8_repair_agent_cycle_comes_from_the_recorded_run():
             assert m[key] == round(run[key + "_s"][0], 4), (name, key)
         assert (m["ratio"], m["ratio_ci"]) == (round(run["ratio"][0], 3), round(run["ratio"][1], 3))
         eq6 = m["H"] * (m["t_model"] + m["t_tool"]) + m["t_assess"] + m["t_reset"]
-        assert abs(eq6 - m["measured"]) / m["measured"] < 0.02  # equation 6 holds on a serial slot
+        # equation 6 holds on a serial slot: within 2 % per seed (the stored mean of each seed's eq 6); fed
+        # the means over seeds it may drift a little further, as H and the model time vary together by seed
+        assert abs(run["eq6_s"][0] - run["measured_s"][0]) / run["measured_s"][0] < 0.02
+        assert abs(eq6 - m["measured"]) / m["measured"] < 0.03
         assert f"{m['H'] * m['t_model'] / eq6:.0%}".rstrip("%") + " %" in t
         assert cycle_time.pool_capacity_per_hour(1, eq6) > 0
     warm = _recorded("08_environments_and_rollouts", "slot")["warm start, H <= 4"]
@@ -283,3 +286,4 @@ def test_ch3_repair_agent_forks_come_from_the_recorded_run():
     )
     assert m["plug_in_se"] < credit.standard_error_bound(20)
     assert m["rms_a_minus_b"] + m["rms_a_minus_b_ci"] < credit.difference_standard_error_bound(20)
+

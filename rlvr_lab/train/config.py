@@ -70,7 +70,9 @@ class TrainConfig:
     scaling) or ``auto`` (bfloat16 on a GPU that has it, float16 on one that does not, e.g. a T4, float32 on
     the CPU). Weights and optimizer state stay float32; log-probs and losses are always float32."""
     engine: str = "ours"
-    """``ours`` (this module's GRPO loop) or ``trl`` (TRL's GRPOTrainer with the same verifier reward)."""
+    """``ours`` (this module's GRPO loop) or ``trl`` (TRL's GRPOTrainer with the same verifier reward), for
+    function tasks. Repair episodes reach TRL's trainer through its rollout hook in
+    :func:`rlvr_lab.train.trl_repair.train_repair_trl` (``benchmarks/train.py --env repair``)."""
     model: str = ""
     """Empty: build a tiny model from a config; otherwise a local path or hub id for ``from_pretrained``.
     ``TrainConfig.preset(name, model=...)`` (and ``--model``) then applies :data:`PRETRAINED` (no SFT, lr

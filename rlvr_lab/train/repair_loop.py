@@ -147,6 +147,18 @@ def warm_start(config: TrainConfig, verifier) -> WarmStart:
     return WarmStart(train_tasks, heldout, demos, tok, model, losses)
 
 
+def evaluate_heldout(model, tokenizer, heldout: list, config: TrainConfig, verifier, version: int) -> dict:
+    """:func:`episode_summary` of ``config.eval_samples`` episodes per held-out task, sampled from a generator
+    seeded with ``config.eval_seed`` (the same draws before and after training, and for either engine)."""
+    sampling = SamplingConfig(config.temperature, config.top_k, config.top_p, config.max_new_tokens)
+    handle = PolicyHandle(model, tokenizer, version, sampling, tokenizer_digest(tokenizer))
+    gen = torch.Generator().manual_seed(config.eval_seed)
+    recs = collect_episodes(
+        handle, heldout, config.eval_samples, verifier, -1, gen, config.horizon, CONTEXT_TOKENS, id_prefix="h"
+    )
+    return episode_summary(recs)
+
+
 def train_repair(config: TrainConfig, pool=None) -> dict:
     """Warm start, GRPO over episodes and held-out evaluation; writes ``records.jsonl``, ``metrics.jsonl``
     and ``summary.json`` to ``out_dir`` and returns the summary."""
@@ -164,15 +176,7 @@ def train_repair(config: TrainConfig, pool=None) -> dict:
         sampling = SamplingConfig(config.temperature, config.top_k, config.top_p, config.max_new_tokens)
         digest = tokenizer_digest(tok)
 
-        def evaluate(version: int) -> dict:
-            handle = PolicyHandle(model, tok, version, sampling, digest)
-            gen = torch.Generator().manual_seed(config.eval_seed)
-            recs = collect_episodes(
-                handle, heldout, config.eval_samples, verifier, -1, gen, config.horizon, CONTEXT_TOKENS, id_prefix="h"
-            )
-            return episode_summary(recs)
-
-        before = evaluate(0)
+        before = evaluate_heldout(model, tok, heldout, config, verifier, 0)
         ref = copy.deepcopy(model).eval()
         for p in ref.parameters():
             p.requires_grad_(False)
@@ -211,7 +215,8 @@ def train_repair(config: TrainConfig, pool=None) -> dict:
             row = {"step": step, **episode_summary(records), "step_s": time.perf_counter() - s0}
             row.update({k: v for k, v in diags.items() if k in ("loss", "replay_max_dev", "kl_mean", "entropy")})
             rows.append(row)
-        after = evaluate(learner.version)
+        grpo_s = sum(r["step_s"] for r in rows)
+        after = evaluate_heldout(model, tok, heldout, config, verifier, learner.version)
         with open(os.path.join(config.out_dir, "metrics.jsonl"), "w") as fh:
             fh.writelines(json.dumps(r) + "\n" for r in rows)
         summary = {
@@ -222,6 +227,9 @@ def train_repair(config: TrainConfig, pool=None) -> dict:
             "train_tasks": len(train_tasks),
             "heldout_tasks": len(heldout),
             "demonstrations": len(demos),
+            "episodes": sum(r["episodes"] for r in rows),
+            "grpo_s": grpo_s,
+            "step_s": [r["step_s"] for r in rows],
             "sft_final_nll": losses[-1] if losses else None,
             "wall_s": time.perf_counter() - t0,
             "config": config.to_dict(),
