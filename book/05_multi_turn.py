@@ -219,7 +219,7 @@ print(
     f"{len(ids) - sum(mask)} conditioning tokens"
 )
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "The token roles of the recorded multi-turn rollout: the prompt, the tokens each model call sampled, and the observations the environment returned. Only the sampled stretches enter the loss and its denominator.", "name": "fig-ch5-rollout-roles"}, "image": {"alt": "A horizontal strip of token positions coloured by role: a grey prompt at the start, then alternating coloured stretches sampled by each model call and yellow observation stretches; the legend gives each stretch's token count."}}
+# %% mystnb={"figure": {"caption": "The token roles of the recorded multi-turn rollout: the prompt, the tokens each model call sampled, and the observations the environment returned. Only the sampled stretches enter the loss and its denominator.", "name": "fig-ch5-rollout-roles"}, "image": {"alt": "A horizontal strip of token positions coloured by role: a grey prompt at the start, then alternating coloured stretches sampled by each model call and yellow observation stretches; the legend gives each stretch's token count."}} tags=["hide-input"]
 from rlvr_lab.figures import chapter
 
 chapter.rollout_roles_figure(rec)
@@ -255,6 +255,44 @@ dev = ((logp[0] - recorded).abs() * score[0]).max().item()
 print(
     f"max |recomputed - recorded| over {int(score.sum())} policy tokens: {dev:.2e} nats"
 )
+
+# %% [markdown]
+# ### A repair episode the course's agent sampled
+#
+# The rollout above comes from an untrained model on a one-function task, so its second call is the only
+# multi-turn part. The course's repair agent plays longer episodes: it runs the public tests, edits the
+# module, and submits, and every observation joins its context. {doc}`09_case_study` follows one group of
+# eight such episodes, sampled by the warm-started agent, from its records to its update. Here is one
+# failing member of that group, exactly as its record holds it.
+
+# %%
+from rlvr_lab import claims
+from rlvr_lab.records import RolloutRecord
+
+real = claims.load_measurement("repair_group")
+episode = RolloutRecord.from_dict(real["records"][1])
+for call, action in zip(episode.invocations, real["actions"][1]):
+    first = call.observation.splitlines()[0] if call.observation else ""
+    print(
+        f"call {call.call_id}: prefix {len(call.prefix_ids)} ids, sampled {len(call.completion_ids)} "
+        f"({action.splitlines()[0]!r}), tool {call.tool or 'none'} ok={call.tool_ok}, "
+        f"observation {len(call.observation_ids)} ids: {first[:48]!r}"
+    )
+ep_ids, ep_mask, _ = flatten(episode)
+print(
+    f"verdict {episode.verdict}: {len(ep_ids)} tokens, {sum(ep_mask)} scored policy tokens, "
+    f"{len(ep_ids) - sum(ep_mask)} conditioning tokens"
+)
+
+# %% [markdown]
+# `flatten` accepted the record, so each call's prefix is the previous prefix, its tokens and the
+# observation, to the token. The 118 tokens of test output after `RUN` sit in every later prefix and in no
+# loss term. The malformed actions (`LINE RUN` names no line) are scored like any other: they were sampled,
+# so the failure's negative coefficient reaches them. Before the update of {doc}`09_case_study`, the
+# replay check over this group's scored tokens found the largest deviation below:
+
+# %%
+print(f"{real['update']['replay_max_dev']:.1e} nats")
 
 # %% [markdown]
 # ### What breaks when the record is reconstructed

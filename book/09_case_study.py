@@ -43,6 +43,8 @@ if ON_COLAB:
 #   rule;
 # - compute the coefficients and the per-token weights the group produces, then take one real GRPO step and
 #   see the probabilities move;
+# - follow a group that the course's own repair agent sampled through the same stages, from its stored
+#   records to the update;
 # - distinguish promoting a checkpoint to the rollout fleet from releasing it.
 
 # %% [markdown]
@@ -352,7 +354,7 @@ for other, gb, ga in zip(["rl_trial_01", "rl_trial_03"], gap_before, gap_after):
 # {eq}`ch7-weight` at work on near-identical rollouts, and it is why outcome rewards need many groups to
 # isolate the one line that matters.
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "One repair group through the loop: the verdict of each trial (grey where a trial was not run), the group coefficients of the rollouts, and the change of the log-likelihood gap between the pass and two failures after one GRPO step.", "name": "fig-ch9-case-study"}, "image": {"alt": "Three stacked panels. Top: a grid of rollouts against trials coloured green for a pass and red for a failure. Middle: one bar per rollout, positive for the passing one and negative for the failures. Bottom: two bars for the change of the log-probability gap after one step."}}
+# %% mystnb={"figure": {"caption": "One repair group through the loop: the verdict of each trial (grey where a trial was not run), the group coefficients of the rollouts, and the change of the log-likelihood gap between the pass and two failures after one GRPO step.", "name": "fig-ch9-case-study"}, "image": {"alt": "Three stacked panels. Top: a grid of rollouts against trials coloured green for a pass and red for a failure. Middle: one bar per rollout, positive for the passing one and negative for the failures. Bottom: two bars for the change of the log-probability gap after one step."}} tags=["hide-input"]
 from rlvr_lab.figures import chapter
 
 chapter.case_study_figure(
@@ -362,6 +364,105 @@ chapter.case_study_figure(
     rewards_=[r.reward for r in records],
     log_gap_growth=gap_after - gap_before,
 )
+
+# %% [markdown]
+# (ch9-real-group)=
+# ## The same stages on a group the course's agent sampled
+#
+# The three trials above are reference patches, scored as if the policy had written them, because the
+# course's model cannot write a concurrency fix. It can repair the small modules of the repair environment
+# ({doc}`05_multi_turn`), so the stages can also run on a group it really sampled.
+# `experiments/repair_group.py` warm-starts the model on scripted repairs exactly as `rlvr-lab train --env
+# repair` does (seed 0). It then draws training tasks in a seeded order and samples a group of G = 8
+# episodes for each, until a group holds both a pass and a failure. That group goes through the trainer's own
+# admission and update. The stored result holds the records whole, with the fingerprint of the code that
+# made them; the cells below read it and recompute what can be recomputed without the weights.
+
+# %%
+from rlvr_lab import claims
+from rlvr_lab.records import RolloutRecord, flatten
+
+real = claims.load_measurement("repair_group")
+group = [RolloutRecord.from_dict(r) for r in real["records"]]
+print(
+    f"task {real['task']}, bug kind {real['bug_kind']} (a kind the warm start demonstrated: "
+    f"{real['demonstrated_kind']}); groups drawn until one was mixed: {len(real['draws'])}"
+)
+for k, (r, actions) in enumerate(zip(group, real["actions"])):
+    turns = " | ".join(a.replace("\n", " / ").strip() for a in actions)
+    print(f"member {k} ({r.verdict}, {len(r.invocations)} turns): {turns}")
+
+# %% [markdown]
+# Five members run the public tests, replace line 6 with the correct comparison and submit. The other three
+# write malformed actions (`LINE RUN`, an unknown tool, a line number the module does not have), and one of
+# them breaks the module's indentation with its only edit that applied. Stage 1 asks whether each verdict is
+# evidence: it came from the hidden tests in a fresh sandbox, and it says why.
+
+# %%
+for k, r in enumerate(group):
+    e = r.evidence
+    why = e["trials"][-1]["reason"] if e["trials"] else e["stop_reason"]
+    detail = e["trials"][-1]["detail"].split("::")[-1] if e["trials"] else ""
+    print(
+        f"member {k}: {r.verdict} (reward {r.reward}) by {e['checker_version']} on {e['backend']}: "
+        f"{why} {detail[:60]}"
+    )
+
+# %% [markdown]
+# Stage 2 asks whether the update can be computed on what the policy saw. Every member reported, every verdict
+# is resolved and every record was sampled by the version being updated, so the complete-group rule admits
+# the group. `flatten` checks each record's prefixes: each call saw exactly the earlier prefix, its own
+# tokens and the observation. Only the actions are scored; the task and the test output are context.
+
+# %%
+print(
+    "complete-group rule:",
+    close_group(group, planned=real["group_size"], trainer_version=0, max_lag=real["config"]["max_lag"]),
+)
+for k, r in enumerate(group):
+    ids, mask, _ = flatten(r)
+    print(
+        f"member {k}: {len(ids)} tokens in the sequence, {sum(mask)} scored action tokens, "
+        f"{len(ids) - sum(mask)} context tokens"
+    )
+print(f"replay check before the update: {real['update']['replay_max_dev']:.1e} nats")
+
+# %% [markdown]
+# Stage 3 computes the coefficients. Five passes in eight give $+0.775$ to each pass and $-1.291$ to each
+# failure, by equation {eq}`ch4-advantage`. The repair run divides every action token by one constant, the
+# episode's whole token budget (equation {eq}`ch7-weight` with constant normalisation), so a token's weight
+# does not depend on how long its episode was.
+
+# %%
+adv = group_advantages([r.reward for r in group])
+assert np.allclose(adv, real["advantages"])  # the coefficients the update used
+w = per_token_weights(adv, [r.completion_tokens for r in group], norm="constant", constant=real["norm_constant"])
+for k, (r, a, wk) in enumerate(zip(group, adv, w)):
+    print(f"member {k} ({r.verdict}): A = {a:+.3f}, {r.completion_tokens} action tokens, weight per token {wk:+.4f}")
+
+# %% [markdown]
+# Stage 4 is the update itself: one `grpo_update` with the preset's two passes over this group, then every
+# member's action tokens scored again.
+
+# %%
+lp_before, lp_after = np.array(real["action_logprob_before"]), np.array(real["action_logprob_after"])
+for k, r in enumerate(group):
+    print(f"member {k} ({r.verdict}): log-prob of its actions {lp_before[k]:7.2f} -> {lp_after[k]:7.2f} nats")
+passed = np.array([r.verdict == "pass" for r in group])
+gap_before = lp_before[passed].mean() - lp_before[~passed]
+gap_after = lp_after[passed].mean() - lp_after[~passed]
+print("log p(pass) - log p(failure), per failure:", np.round(gap_before, 2), "->", np.round(gap_after, 2))
+u = real["update"]
+print(f"second pass: KL to the reference {u['kl_mean']:.1f} nats per token, {u['clip_low_fraction']:.0%} of tokens clipped low")
+
+# %% [markdown]
+# Every member became less likely, the passes included: their actions fell from $-0.37$ to $-1.32$ nats. What
+# the update did grow is the gap: the passing repair gained 8.6 to 21.0 nats on each failure. This is
+# the pattern of the pool group above, on a policy that sampled its own group. A single group at the
+# trainer's learning rate is also a large step for a small model: after one AdamW step the KL to the reference
+# is 13.6 nats per token, and the second pass clips a tenth of the tokens at the lower bound, the failures'
+# ratios having already fallen below $1 - \epsilon$. The trainer's update takes sixteen groups at a time;
+# one step on one group is a thing to look at, not a way to train.
 
 # %% [markdown]
 # (ch9-stage-release)=
@@ -468,6 +569,7 @@ print(
 # | Records and admission | Is the update faithful to what the policy saw? | recorded prefixes, ids, behaviour log-probs and versions; lag within bound; complete group |
 # | Coefficients | How hard does the evidence push? | $+1.41 / -0.71$, divided per token by each rollout's length |
 # | Update and lineage | What changed, and from what? | replay deviation 0 before the step; the pass gained on both failures; lineage bound to records and versions |
+# | The same stages on a sampled group | Do they hold on a policy's own episodes? | eight repair episodes, five passes; admitted whole; $+0.775 / -1.291$; the pass gained 8.6 to 21.0 nats on each failure |
 # | Independent evaluation | Does the result belong in production? | pass@1, pass@$k$ and pass$^k$ on held-out fixtures, not training reward |
 #
 # (ch9-practice)=

@@ -287,3 +287,35 @@ def test_ch3_repair_agent_forks_come_from_the_recorded_run():
     assert m["plug_in_se"] < credit.standard_error_bound(20)
     assert m["rms_a_minus_b"] + m["rms_a_minus_b_ci"] < credit.difference_standard_error_bound(20)
 
+
+def test_ch5_and_ch9_follow_the_recorded_repair_group():
+    """The real group of chapters 5 and 9: every figure their prose quotes is the stored run's, recomputed
+    here from its records (advantages, gap growth, the observation's length) or read from its update."""
+    import numpy as np
+
+    from rlvr_lab import claims
+    from rlvr_lab.grpo import group_advantages
+    from rlvr_lab.records import RolloutRecord, close_group, flatten
+
+    real = claims.load_measurement("repair_group")
+    group = [RolloutRecord.from_dict(r) for r in real["records"]]
+    passed = np.array([r.verdict == "pass" for r in group])
+    assert len(group) == real["group_size"] == 8 and passed.sum() == 5 and len(real["draws"]) == 1
+    assert {r.verdict for r in group} == {"pass", "fail"} and close_group(group, 8, 0, 1) == (True, "")
+    adv = group_advantages([r.reward for r in group])
+    assert np.allclose(adv, real["advantages"])
+    t9, t5 = text("09_case_study"), text("05_multi_turn")
+    assert f"give ${adv[passed][0]:+.3f}$ to each pass and ${adv[~passed][0]:+.3f}$ to each failure" in t9
+    before, after = np.array(real["action_logprob_before"]), np.array(real["action_logprob_after"])
+    growth = (after[passed].mean() - after[~passed]) - (before[passed].mean() - before[~passed])
+    assert f"gained {growth.min():.1f} to {growth.max():.1f} nats on each failure" in t9
+    assert np.ptp(before[passed]) < 1e-9 and np.ptp(after[passed]) < 1e-9  # the five passes are one repair
+    assert f"from ${before[passed][0]:.2f}$ to ${after[passed][0]:.2f}$ nats" in t9
+    assert (after < before).all()  # every member became less likely, as the prose says
+    assert f"{real['update']['kl_mean']:.1f} nats per token" in t9
+    assert round(real["update"]["clip_low_fraction"], 1) == 0.1 and "clips a tenth of the tokens" in t9
+    episode = group[1]
+    assert episode.verdict == "fail" and "LINE RUN" in real["actions"][1]
+    flatten(episode)  # the prefixes are exact, as chapter 5 says
+    assert episode.invocations[0].tool == "RUN"
+    assert f"The {len(episode.invocations[0].observation_ids)} tokens of test output after `RUN`" in t5

@@ -75,6 +75,20 @@ def stale_code(data: dict, root: str | None = None) -> list[str]:
     ]
 
 
+#: Stored measurements of one real run that the book follows step by step (not seed-interval claims), each
+#: with a fingerprint like the claims; read with :func:`load_measurement`.
+MEASUREMENTS = ("repair_group",)
+
+
+def load_measurement(name: str) -> dict:
+    """The stored measurement ``name`` (one of :data:`MEASUREMENTS`), e.g. the repair group of chapters 5
+    and 9 (``experiments/repair_group.py``)."""
+    if name not in MEASUREMENTS:
+        raise ValueError(f"name must be one of {MEASUREMENTS}, got {name!r}")
+    with open(os.path.join(_HERE, f"{name}.json"), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
 def load(name: str) -> dict:
     """The stored result ``name`` (one of :data:`NAMES`)."""
     if name not in NAMES:
