@@ -85,11 +85,54 @@ def reward_function(
     return verifier_reward
 
 
+def grpo_args(config: TrainConfig, output_dir: str, **fields):
+    """TRL's ``GRPOConfig`` with the module docstring's matching knobs: one generation per step of
+    ``tasks_per_step`` x G completions (``steps_per_generation`` 1, ``num_iterations`` = passes), a
+    constant learning rate, no weight decay, nothing saved or reported. ``fields`` set the rest (``use_cpu``,
+    ``bf16``/``fp16``: GRPOConfig defaults to bfloat16 autocast, even on a CPU) or override these
+    (``max_completion_length``, eq 5's constant under ``dr_grpo``)."""
+    from trl import GRPOConfig
+
+    knobs = dict(
+        output_dir=output_dir,
+        seed=config.seed,
+        disable_dropout=True,
+        per_device_train_batch_size=config.tasks_per_step * config.group_size,
+        num_generations=config.group_size,
+        steps_per_generation=1,
+        num_iterations=config.passes,
+        max_steps=config.grpo_steps * config.passes,
+        learning_rate=config.lr,
+        lr_scheduler_type="constant",
+        warmup_steps=0,
+        weight_decay=0.0,
+        max_grad_norm=config.max_grad_norm,
+        beta=config.beta,
+        epsilon=config.eps_low,
+        epsilon_high=config.eps_high,
+        loss_type=TRL_LOSS_TYPES[config.norm],
+        scale_rewards=config.scale,
+        max_completion_length=config.max_new_tokens,
+        temperature=config.temperature,
+        top_k=config.top_k,
+        top_p=config.top_p,
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+        disable_tqdm=not config.progress,
+        remove_unused_columns=False,
+        dataloader_num_workers=0,
+        use_bias_correction_kl=False,
+    )
+    knobs.update(fields)
+    return GRPOConfig(**knobs)
+
+
 def train_trl(config: TrainConfig, pool=None):
     """Warm start (shared with our engine), then TRL GRPO, then held-out evaluation; returns a TrainResult."""
     from datasets import Dataset
     from transformers.utils import logging as hf_logging
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     from rlvr_lab.policy import load_policy
     from rlvr_lab.scoring_mode import without_dropout
@@ -125,39 +168,12 @@ def train_trl(config: TrainConfig, pool=None):
             rows = [{"prompt": bos + t.prompt, "task_id": t.task_id} for t in train_tasks]
         data = Dataset.from_list(rows)
         rollouts_per_step = config.tasks_per_step * config.group_size
-        args = GRPOConfig(
-            output_dir=os.path.join(config.out_dir, "trl"),
-            seed=config.seed,
+        args = grpo_args(
+            config,
+            os.path.join(config.out_dir, "trl"),
             use_cpu=device.type == "cpu",
             bf16=precision.dtype == "bfloat16",
             fp16=precision.dtype == "float16",
-            disable_dropout=True,
-            per_device_train_batch_size=rollouts_per_step,
-            num_generations=config.group_size,
-            steps_per_generation=1,
-            num_iterations=config.passes,
-            max_steps=config.grpo_steps * config.passes,
-            learning_rate=config.lr,
-            lr_scheduler_type="constant",
-            warmup_steps=0,
-            weight_decay=0.0,
-            max_grad_norm=config.max_grad_norm,
-            beta=config.beta,
-            epsilon=config.eps_low,
-            epsilon_high=config.eps_high,
-            loss_type=TRL_LOSS_TYPES[config.norm],
-            scale_rewards=config.scale,
-            max_completion_length=config.max_new_tokens,
-            temperature=config.temperature,
-            top_k=config.top_k,
-            top_p=config.top_p,
-            logging_steps=1,
-            report_to="none",
-            save_strategy="no",
-            disable_tqdm=not config.progress,
-            remove_unused_columns=False,
-            dataloader_num_workers=0,
-            use_bias_correction_kl=False,
         )
         hf_logging.set_verbosity_error()
         peft_config = None

@@ -172,7 +172,7 @@ def train_repair_trl(config: TrainConfig, pool=None) -> dict:
     summary (``engine: trl``; ``replay_max_dev`` over the run)."""
     from datasets import Dataset
     from transformers.utils import logging as hf_logging
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     from rlvr_lab.policy import SamplingConfig, load_policy, save_policy
     from rlvr_lab.scoring_mode import without_dropout
@@ -180,7 +180,7 @@ def train_repair_trl(config: TrainConfig, pool=None) -> dict:
     from rlvr_lab.train.precision import Precision
     from rlvr_lab.train.repair_loop import CONTEXT_TOKENS, evaluate_heldout, warm_start
     from rlvr_lab.train.rollout import tokenizer_digest
-    from rlvr_lab.train.trl_engine import TRL_LOSS_TYPES
+    from rlvr_lab.train.trl_engine import grpo_args
     from rlvr_lab.verifier import VerifierPool
     from rlvr_lab.envs.repair import RepairEnv
 
@@ -208,40 +208,14 @@ def train_repair_trl(config: TrainConfig, pool=None) -> dict:
             by_prompt, verifier, config, tok, sampling, digest, generator, records_path, CONTEXT_TOKENS
         )
         rows = [{"prompt": p} for p in by_prompt]
-        args = GRPOConfig(
-            output_dir=os.path.join(config.out_dir, "trl"),
-            seed=config.seed,
+        args = grpo_args(
+            config,
+            os.path.join(config.out_dir, "trl"),
             use_cpu=True,
-            bf16=False,  # float32, as our engine runs it: GRPOConfig defaults to bfloat16 autocast, even on a CPU
+            bf16=False,  # float32, as our engine runs it
             fp16=False,
-            disable_dropout=True,
-            per_device_train_batch_size=config.tasks_per_step * config.group_size,
-            num_generations=config.group_size,
-            steps_per_generation=1,
-            num_iterations=config.passes,
-            max_steps=config.grpo_steps * config.passes,
-            learning_rate=config.lr,
-            lr_scheduler_type="constant",
-            warmup_steps=0,
-            weight_decay=0.0,
-            max_grad_norm=config.max_grad_norm,
-            beta=config.beta,
-            epsilon=config.eps_low,
-            epsilon_high=config.eps_high,
-            loss_type=TRL_LOSS_TYPES[config.norm],
-            scale_rewards=config.scale,
             # eq 5's constant for the whole episode, as our engine's repair run sets it
             max_completion_length=config.norm_constant or config.max_new_tokens * config.horizon,
-            temperature=config.temperature,
-            top_k=config.top_k,
-            top_p=config.top_p,
-            logging_steps=1,
-            report_to="none",
-            save_strategy="no",
-            disable_tqdm=not config.progress,
-            remove_unused_columns=False,
-            dataloader_num_workers=0,
-            use_bias_correction_kl=False,
         )
         hf_logging.set_verbosity_error()
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
