@@ -28,8 +28,8 @@ def _ours_step_rates(rows, per_step):
     return [per_step / r["step_s"] for r in rows if r.get("step_s")]
 
 
-def _trl_step_rates(rows, per_step, passes):
-    times = [r["step_time"] for r in rows if "step_time" in r]
+def _trl_step_rates(times, per_step, passes):
+    """Rollouts per second of each generation: TRL logs one ``step_time`` per optimizer pass."""
     return [per_step / sum(times[i : i + passes]) for i in range(0, len(times) - passes + 1, passes)]
 
 
@@ -94,7 +94,9 @@ def main(argv=None) -> int:
             trl.rollouts,
             trl_s,
             trl.rollouts / trl_s,
-            statistics.median(_trl_step_rates(trl.metrics, per_step, base.passes)),
+            statistics.median(
+                _trl_step_rates([r["step_time"] for r in trl.metrics if "step_time" in r], per_step, base.passes)
+            ),
             trl.after,
         ),
     ]
@@ -132,9 +134,8 @@ def repair(args, base, ours_cfg, trl_cfg) -> int:
     ours_steps = [per_step / t for t in ours["step_s"]]
     rows = [
         ("ours", ours, statistics.median(ours_steps)),
-        ("trl", trl, statistics.median(_trl_step_rates([{"step_time": t} for t in trl["step_times"]], per_step,
-                                                       base.passes))),
-    ]  # fmt: skip
+        ("trl", trl, statistics.median(_trl_step_rates(trl["step_times"], per_step, base.passes))),
+    ]
     b = ours["before"]
     print(
         f"preset {args.preset}, env repair, {args.steps} GRPO steps x {per_step} episodes, seed {args.seed}; "

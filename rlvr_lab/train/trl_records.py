@@ -97,6 +97,46 @@ def population_advantages(rewards: list, group_size: int, scale: str = "group") 
     return torch.tensor(out, dtype=torch.float32)
 
 
+def replay_checking(base):
+    """A subclass of TRL's ``GRPOTrainer`` (``base``) with the replay check of the module docstring.
+
+    A generation's log-probs at sampling ride in its batch under :data:`REPLAY_KEY` (the subclass's
+    ``_generate_and_score_completions`` puts them there); at TRL's first pass over it, TRL's own log-probs of
+    the scored tokens (``completion_mask``, times ``tool_mask`` where the batch has one: the policy's own
+    tokens of a multi-turn completion) must match within ``self.replay_limit`` nats, else
+    :class:`~rlvr_lab.train.learner.ReplayMismatch`. Each deviation is kept in ``replay_devs`` and logged.
+    """
+
+    class ReplayCheckingTrainer(base):
+        def __init__(self, *args, replay_limit, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.replay_limit = replay_limit
+            self.replay_devs: list[float] = []
+            self._replay_due = None  # (log-probs at sampling (B, C), scored-token mask) during a first pass
+
+        def _compute_loss(self, model, inputs):
+            due = inputs.pop(REPLAY_KEY, None)  # TRL reuses this dict for its later passes: checked once
+            if due is not None:
+                mask = inputs["completion_mask"]
+                self._replay_due = (due, mask * inputs["tool_mask"] if "tool_mask" in inputs else mask)
+            return super()._compute_loss(model, inputs)
+
+        def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, *a, **kw):
+            logps, entropies, aux = super()._get_per_token_logps_and_entropies(
+                model, input_ids, attention_mask, logits_to_keep, *a, **kw
+            )
+            if self._replay_due is not None and kw.get("compute_entropy"):  # the loss's pass, not a scoring one
+                at_sampling, mask = self._replay_due
+                self._replay_due = None
+                dev = float(((logps.detach().float() - at_sampling).abs() * mask).max())
+                self.replay_devs.append(dev)
+                self._metrics["train"]["replay_max_dev"].append(dev)
+                check_replay(dev, self.replay_limit)
+            return logps, entropies, aux
+
+    return ReplayCheckingTrainer
+
+
 def recording_trainer(base):
     """A subclass of TRL's ``GRPOTrainer`` (``base``) that writes rollout records and checks replay.
 
@@ -107,7 +147,7 @@ def recording_trainer(base):
     which use the sample std) and ``scale`` (eq 2's divisor, as ``TrainConfig.scale``).
     """
 
-    class RecordingGRPOTrainer(base):
+    class RecordingGRPOTrainer(replay_checking(base)):
         def __init__(
             self,
             *args,
@@ -116,7 +156,6 @@ def recording_trainer(base):
             tasks_by_id,
             sampling,
             tokenizer_digest,
-            replay_limit,
             group_size,
             population_std=False,
             scale="group",
@@ -124,11 +163,9 @@ def recording_trainer(base):
         ):
             super().__init__(*args, **kwargs)
             self.records_path, self.graded, self.tasks_by_id = records_path, graded, tasks_by_id
-            self.sampling, self.digest, self.replay_limit = sampling, tokenizer_digest, replay_limit
+            self.sampling, self.digest = sampling, tokenizer_digest
             self.group_size = group_size
-            self.replay_devs: list[float] = []
             self.records_written = 0
-            self._replay_due = None  # (log-probs at sampling (B, C), completion mask) during a first pass
             self.population_std, self.scale = population_std, scale
 
         def _generate_and_score_completions(self, inputs):
@@ -156,12 +193,6 @@ def recording_trainer(base):
             self._write(inputs, prompts, completions, behaviour)
             return out
 
-        def _compute_loss(self, model, inputs):
-            due = inputs.pop(REPLAY_KEY, None)  # TRL reuses this dict for its later passes: checked once
-            if due is not None:
-                self._replay_due = (due, inputs["completion_mask"])
-            return super()._compute_loss(model, inputs)
-
         def _write(self, inputs, prompts, completions, behaviour):
             step, eos = self.state.global_step, set(self.eos_token_ids)
             verdicts, rewards = self.graded.verdicts, self.graded.rewards
@@ -183,18 +214,5 @@ def recording_trainer(base):
                 records.append(record)
             write_records(self.records_path, records)
             self.records_written += len(records)
-
-        def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, *a, **kw):
-            logps, entropies, aux = super()._get_per_token_logps_and_entropies(
-                model, input_ids, attention_mask, logits_to_keep, *a, **kw
-            )
-            if self._replay_due is not None and kw.get("compute_entropy"):  # the loss's pass, not a scoring one
-                at_sampling, mask = self._replay_due
-                self._replay_due = None
-                dev = float(((logps.detach().float() - at_sampling).abs() * mask).max())
-                self.replay_devs.append(dev)
-                self._metrics["train"]["replay_max_dev"].append(dev)
-                check_replay(dev, self.replay_limit)
-            return logps, entropies, aux
 
     return RecordingGRPOTrainer

@@ -14,7 +14,7 @@ observation's tokens (mask 0), so TRL's loss scores the policy's tokens only, as
 masked asks. The reward is the hidden tests' verdict; a group with an unresolved member is excluded whole
 (the complete-group rule) by giving every member ``None``, which TRL leaves out of the baseline.
 
-:func:`replay_checked` adds the replay check: at TRL's first pass over a generation (the weights are still the
+:func:`episode_trainer` adds the replay check: at TRL's first pass over a generation (the weights are still the
 sampling ones), TRL's own per-token log-probs of the policy's tokens must match those the rollout recorded
 within the run's limit, or the run stops with :class:`~rlvr_lab.train.learner.ReplayMismatch`.
 
@@ -27,7 +27,6 @@ repair``. It takes the repair run's :class:`~rlvr_lab.train.config.TrainConfig` 
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import time
@@ -36,9 +35,6 @@ import torch
 
 from rlvr_lab.records import close_group, flatten, write_records
 from rlvr_lab.train.config import TrainConfig
-
-#: The key under which a generation's recorded log-probs ride in TRL's batch until its first pass.
-REPLAY_KEY = "rlvr_episode_logps"
 
 
 class PoolVerifier:
@@ -128,40 +124,18 @@ def episode_reward(prompts, completions, episode_reward, **kwargs) -> list:
     return list(episode_reward)
 
 
-def replay_checked(base, replay_limit: float):
-    """A subclass of TRL's ``GRPOTrainer`` (``base``) whose first pass over each generation compares TRL's
-    per-token log-probs of the policy's tokens with the rollout's records (max |difference| <= ``replay_limit``
-    nats, else :class:`~rlvr_lab.train.learner.ReplayMismatch`); the deviations are kept in ``replay_devs``."""
-    from rlvr_lab.train.learner import check_replay
+def episode_trainer(base):
+    """A subclass of TRL's ``GRPOTrainer`` (``base``) with the replay check of
+    :func:`~rlvr_lab.train.trl_records.replay_checking` on the policy's tokens of each episode: the rollout's
+    recorded log-probs ride in the batch until TRL's first pass compares its own with them (construct it with
+    ``replay_limit`` in nats; the deviations are kept in ``replay_devs``)."""
+    from rlvr_lab.train.trl_records import REPLAY_KEY, replay_checking
 
-    class EpisodeGRPOTrainer(base):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            self.replay_devs: list[float] = []
-            self._replay_due = None
-
+    class EpisodeGRPOTrainer(replay_checking(base)):
         def _generate_and_score_completions(self, inputs):
             out = super()._generate_and_score_completions(inputs)
             out[REPLAY_KEY] = out["sampling_per_token_logps"].float()
             return out
-
-        def _compute_loss(self, model, inputs):
-            due = inputs.pop(REPLAY_KEY, None)  # TRL reuses the dict for its later passes: checked once
-            if due is not None:
-                self._replay_due = (due, inputs["completion_mask"] * inputs["tool_mask"])
-            return super()._compute_loss(model, inputs)
-
-        def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, *a, **kw):
-            logps, entropies, aux = super()._get_per_token_logps_and_entropies(
-                model, input_ids, attention_mask, logits_to_keep, *a, **kw
-            )
-            if self._replay_due is not None and kw.get("compute_entropy"):  # the loss's pass
-                recorded, mask = self._replay_due
-                self._replay_due = None
-                dev = float(((logps.detach().float() - recorded).abs() * mask).max())
-                self.replay_devs.append(dev)
-                check_replay(dev, replay_limit)
-            return logps, entropies, aux
 
     return EpisodeGRPOTrainer
 
@@ -220,7 +194,8 @@ def train_repair_trl(config: TrainConfig, pool=None) -> dict:
         hf_logging.set_verbosity_error()
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
         model.train()
-        trainer = replay_checked(GRPOTrainer, replay_limit(config.replay_bound, Precision()))(
+        trainer = episode_trainer(GRPOTrainer)(
+            replay_limit=replay_limit(config.replay_bound, Precision()),
             model=model,
             reward_funcs=episode_reward,
             args=args,
@@ -248,7 +223,7 @@ def train_repair_trl(config: TrainConfig, pool=None) -> dict:
             "replay_max_dev": max(trainer.replay_devs, default=0.0),
             "step_times": [r["step_time"] for r in trainer.state.log_history if "step_time" in r],
             "wall_s": time.perf_counter() - t0,
-            "config": copy.deepcopy(config.to_dict()),
+            "config": config.to_dict(),
         }
         with open(os.path.join(config.out_dir, "summary.json"), "w") as fh:
             json.dump(summary, fh, indent=2, default=list)
