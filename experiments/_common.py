@@ -30,6 +30,17 @@ ENGINE_CODE = tuple(f"rlvr_lab/train/{m}.py" for m in (
     "rlvr_lab/grpo.py", "rlvr_lab/advantages.py", "rlvr_lab/policy.py", "rlvr_lab/tasks.py", "rlvr_lab/records.py",
     "rlvr_lab/scoring_mode.py")  # fmt: skip
 
+#: The repair agent's code on top of the engine's, for the experiments that train or update it (each adds
+#: itself): its GRPO loop over episodes, the episode sampler and the environment with its tasks and tools.
+REPAIR_CODE = ENGINE_CODE + (
+    "rlvr_lab/train/repair_loop.py",
+    "rlvr_lab/train/episodes.py",
+    "rlvr_lab/envs/repair.py",
+    "rlvr_lab/envs/repair_tasks.py",
+    "rlvr_lab/envs/tools.py",
+    "rlvr_lab/envs/context.py",
+)
+
 # Two-sided 95 % Student-t quantiles by degrees of freedom (no scipy in the course's environment).
 _T95 = {
     1: 12.706,

@@ -38,7 +38,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import t95, write_result  # noqa: E402
+from _common import mean_ci, write_result  # noqa: E402
 
 #: The code the numbers come from (rlvr_lab.claims.fingerprint).
 CODE = (
@@ -155,9 +155,9 @@ def fork_summary(forks: list[dict]) -> dict:
 
 
 def interval(values: list[float]) -> list[float]:
-    """[mean, 95 % half-width] over seeds."""
-    half = t95(len(values) - 1) * statistics.stdev(values) / len(values) ** 0.5 if len(values) > 1 else 0.0
-    return [statistics.fmean(values), half]
+    """[mean, 95 % half-width] over seeds (:func:`_common.mean_ci` as a pair; one seed: half-width 0)."""
+    ci = mean_ci(values)
+    return [ci["mean"], ci["hi"] - ci["mean"] if ci["n"] > 1 else 0.0]
 
 
 def summarize(per_seed: dict) -> dict:

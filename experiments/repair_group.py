@@ -21,25 +21,16 @@ the update's diagnostics, and per member the summed log-prob of its action token
 from __future__ import annotations
 
 import argparse
-import copy
 import dataclasses
 import os
 import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import ENGINE_CODE, machine, write_result  # noqa: E402
+from _common import REPAIR_CODE, machine, write_result  # noqa: E402
 
 #: The code the numbers come from (rlvr_lab.claims.fingerprint).
-CODE = ENGINE_CODE + (
-    "rlvr_lab/train/repair_loop.py",
-    "rlvr_lab/train/episodes.py",
-    "rlvr_lab/envs/repair.py",
-    "rlvr_lab/envs/repair_tasks.py",
-    "rlvr_lab/envs/tools.py",
-    "rlvr_lab/envs/context.py",
-    "experiments/repair_group.py",
-)
+CODE = REPAIR_CODE + ("experiments/repair_group.py",)
 
 #: Most groups drawn before giving up on finding one with a pass and a failure.
 MAX_DRAWS = 40
@@ -63,30 +54,25 @@ def action_logprob_sums(model, records, pad_id) -> list[float]:
 
 def follow_group(seed: int) -> dict:
     """Warm start, draw groups until one is mixed, update on it; the dict stored by :func:`main`."""
-    import torch
 
     from rlvr_lab.policy import SamplingConfig
     from rlvr_lab.records import close_group
     from rlvr_lab.train.config import TrainConfig
     from rlvr_lab.train.episodes import collect_episodes
-    from rlvr_lab.train.learner import Learner, grpo_update, make_batch
-    from rlvr_lab.train.repair_loop import CONTEXT_TOKENS, _Verify, warm_start
-    from rlvr_lab.train.rollout import PolicyHandle, completion_text, tokenizer_digest
+    from rlvr_lab.train.learner import grpo_update, make_batch
+    from rlvr_lab.train.repair_loop import CONTEXT_TOKENS, PoolVerifier, episode_learner, warm_start
+    from rlvr_lab.train.rollout import PolicyHandle, completion_text
     from rlvr_lab.verifier import VerifierPool
 
     config = TrainConfig.preset("cpu", env="repair", seed=seed)
     pool = VerifierPool(workers=config.verifier_workers, seed=seed)
     try:
-        verifier = _Verify(pool)  # the adapter train_repair uses
+        verifier = PoolVerifier(pool)  # the adapter train_repair uses
         start = warm_start(config, verifier)
         model, tok = start.model, start.tokenizer
         sampling = SamplingConfig(config.temperature, config.top_k, config.top_p, config.max_new_tokens)
-        digest = tokenizer_digest(tok)
-        ref = copy.deepcopy(model).eval()
-        for p in ref.parameters():
-            p.requires_grad_(False)
-        learner = Learner(model, tok, ref, torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.0),
-                          torch.Generator().manual_seed(seed + 1), None, digest)  # fmt: skip
+        learner, run_config = episode_learner(model, tok, config)  # as train_repair builds it
+        digest = learner.tok_digest
         order = random.Random(f"{seed}:repair-group").sample(start.train_tasks, len(start.train_tasks))
         drawn = []
         for draw, task in enumerate(order[:MAX_DRAWS]):
@@ -101,7 +87,6 @@ def follow_group(seed: int) -> dict:
         admitted, reason = close_group(records, config.group_size, learner.version, config.max_lag)
         for r in records:
             r.admitted, r.exclusion_reason = admitted, reason
-        run_config = config.with_overrides(norm_constant=config.norm_constant or config.max_new_tokens * config.horizon)
         before = action_logprob_sums(model, records, tok.pad_token_id)
         batch = make_batch(learner, records, run_config, sampling)
         diags = grpo_update(learner, batch, run_config, sampling)

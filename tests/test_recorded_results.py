@@ -8,6 +8,7 @@ command that made them, and the figures draw the recorded numbers.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import statistics
@@ -322,7 +323,12 @@ def test_one_command_regenerates_every_stored_result():
     spec = importlib.util.spec_from_file_location("regenerate", os.path.join(ROOT, "experiments", "regenerate.py"))
     regenerate = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(regenerate)
-    assert [n for n, _ in regenerate.plan()] == list(claims.NAMES) + ["littles_law", "repair_episodes", "repair_group"]
+    assert [n for n, _ in regenerate.plan()] == list(claims.NAMES) + [
+        "littles_law",
+        "repair_episodes",
+        "repair_group",
+        "repair_learning",
+    ]
     assert all(cmd == claims.load(n)["command"] for n, cmd in regenerate.plan() if n in claims.NAMES)
     little = regenerate.load_extra("littles_law")
     assert dict(regenerate.plan())["littles_law"] == little["command"]
@@ -336,6 +342,35 @@ def test_one_command_regenerates_every_stored_result():
     assert group == claims.load_measurement("repair_group")  # the book reads the package's copy
     assert dict(regenerate.plan())["repair_group"] == group["command"]
     assert claims.stale_code(group, ROOT) == [], "repair_group is stale: rerun its recorded command"
+    probe = regenerate.load_extra("repair_learning")
+    assert dict(regenerate.plan())["repair_learning"] == probe["command"]
+    assert claims.stale_code(probe, ROOT) == [], "repair_learning is stale: rerun its recorded command"
     assert [n for n, _ in regenerate.plan(stale_only=True)] == list(claims.UNFINGERPRINTED)
     with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as fh:
         assert "experiments/regenerate.py" in fh.read()
+
+
+def test_the_repair_learning_probe_intervals_are_recomputed_from_its_seeds():
+    """experiments/repair_learning.py: each arm's change (after minus before, per task set) over the three
+    seeds, with the same t interval, from the per-seed rates it stores; the rates are counts over episodes."""
+    with open(os.path.join(ROOT, "experiments", "results", "repair_learning.json"), encoding="utf-8") as fh:
+        data = json.load(fh)
+    assert [r["seed"] for r in data["runs"]] == [0, 1, 2]
+    for run in data["runs"]:
+        assert len(run["trained_tasks"]) == 3 and len(run["unseen_tasks"]) == 6
+        for which in ("trained", "unseen"):
+            rows = [run["before"][which]] + [run["arms"][a]["after"][which] for a in ("preset", "warmup")]
+            for row in rows:
+                assert row["repair_rate"] * row["episodes"] == pytest.approx(
+                    round(row["repair_rate"] * row["episodes"])
+                )
+                assert row["repair_lo"] <= row["repair_rate"] <= row["repair_hi"]
+        for arm in ("preset", "warmup"):
+            assert len(run["arms"][arm]["steps"]) == data["config"]["steps"]
+    for arm in ("preset", "warmup"):
+        for which in ("trained", "unseen"):
+            xs = [
+                r["arms"][arm]["after"][which]["repair_rate"] - r["before"][which]["repair_rate"] for r in data["runs"]
+            ]
+            got = data["summary"][arm][which]
+            assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(xs), abs=1e-9), (arm, which)

@@ -101,8 +101,10 @@ def episode_summary(records) -> dict:
     }
 
 
-class _Verify:
-    """``verify(candidate, fixture)`` through a pool, so that the environment's threads share its slots."""
+class PoolVerifier:
+    """``verify(candidate, fixture)`` through a :class:`~rlvr_lab.verifier.VerifierPool`, waiting for the
+    verdict: the environments of a batch call it from their threads and share the pool's slots (both
+    engines use it: this loop and :mod:`~rlvr_lab.train.trl_repair`)."""
 
     def __init__(self, pool):
         self.pool = pool
@@ -159,6 +161,53 @@ def evaluate_heldout(model, tokenizer, heldout: list, config: TrainConfig, verif
     return episode_summary(recs)
 
 
+def episode_learner(model, tokenizer, config: TrainConfig) -> tuple[Learner, TrainConfig]:
+    """The GRPO state for episodes from the warm-started ``model``: a frozen copy as the KL reference, AdamW
+    at ``config.lr``, the sampling generator seeded with ``config.seed + 1``; and the config the update
+    reads, whose eq 5 constant is the whole episode's token budget (``max_new_tokens`` x ``horizon``)."""
+    ref = copy.deepcopy(model).eval()
+    for p in ref.parameters():
+        p.requires_grad_(False)
+    learner = Learner(
+        model,
+        tokenizer,
+        ref,
+        torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.0),
+        torch.Generator().manual_seed(config.seed + 1),
+        None,
+        tokenizer_digest(tokenizer),
+    )
+    run_config = config.with_overrides(norm_constant=config.norm_constant or config.max_new_tokens * config.horizon)
+    return learner, run_config
+
+
+def episode_step(learner: Learner, tasks: list, run_config: TrainConfig, sampling, verifier, step: int):
+    """One GRPO step over whole episodes (step 3 of the module docstring): ``run_config.group_size`` episodes
+    of each task in ``tasks`` with the learner's weights, the complete-group rule, one
+    :func:`~rlvr_lab.train.learner.grpo_update` on the admitted groups. Returns ``(records, row)``: the
+    episodes' records (admission set) and the step's :func:`episode_summary` with its seconds and the update's
+    loss, replay deviation, KL and entropy."""
+    s0 = time.perf_counter()
+    handle = PolicyHandle(learner.model, learner.tok, learner.version, sampling, learner.tok_digest)
+    records = collect_episodes(
+        handle, tasks, run_config.group_size, verifier, step, learner.generator, run_config.horizon, CONTEXT_TOKENS
+    )
+    groups: dict[str, list] = {}
+    for r in records:
+        groups.setdefault(r.group_id, []).append(r)
+    for members in groups.values():
+        ok, why = close_group(members, run_config.group_size, learner.version, run_config.max_lag)
+        for m in members:
+            m.admitted, m.exclusion_reason = ok, why
+    admitted = [r for r in records if r.admitted]
+    diags = {}
+    if admitted:
+        diags = grpo_update(learner, make_batch(learner, admitted, run_config, sampling), run_config, sampling)
+    row = {"step": step, **episode_summary(records), "step_s": time.perf_counter() - s0}
+    row.update({k: v for k, v in diags.items() if k in ("loss", "replay_max_dev", "kl_mean", "entropy")})
+    return records, row
+
+
 def train_repair(config: TrainConfig, pool=None) -> dict:
     """Warm start, GRPO over episodes and held-out evaluation; writes ``records.jsonl``, ``metrics.jsonl``
     and ``summary.json`` to ``out_dir`` and returns the summary."""
@@ -168,52 +217,21 @@ def train_repair(config: TrainConfig, pool=None) -> dict:
     os.makedirs(config.out_dir, exist_ok=True)
     own = pool is None
     pool = pool or VerifierPool(workers=config.verifier_workers, seed=config.seed)
-    verifier = _Verify(pool)
+    verifier = PoolVerifier(pool)
     try:
         start = warm_start(config, verifier)
         train_tasks, heldout, demos = start.train_tasks, start.heldout, start.demos
         tok, model, losses = start.tokenizer, start.model, start.sft_losses
         sampling = SamplingConfig(config.temperature, config.top_k, config.top_p, config.max_new_tokens)
-        digest = tokenizer_digest(tok)
 
         before = evaluate_heldout(model, tok, heldout, config, verifier, 0)
-        ref = copy.deepcopy(model).eval()
-        for p in ref.parameters():
-            p.requires_grad_(False)
-        learner = Learner(
-            model,
-            tok,
-            ref,
-            torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.0),
-            torch.Generator().manual_seed(config.seed + 1),
-            None,
-            digest,
-        )
-        # eq 5's constant: the whole episode's token budget
-        run_config = config.with_overrides(norm_constant=config.norm_constant or config.max_new_tokens * config.horizon)
+        learner, run_config = episode_learner(model, tok, config)
         records_path, rows = os.path.join(config.out_dir, "records.jsonl"), []
         open(records_path, "w").close()
         for step in range(config.grpo_steps):
-            s0 = time.perf_counter()
             tasks = random.Random(f"{config.seed}:repair:{step}").sample(train_tasks, config.tasks_per_step)
-            handle = PolicyHandle(model, tok, learner.version, sampling, digest)
-            records = collect_episodes(
-                handle, tasks, config.group_size, verifier, step, learner.generator, config.horizon, CONTEXT_TOKENS
-            )
-            groups: dict[str, list] = {}
-            for r in records:
-                groups.setdefault(r.group_id, []).append(r)
-            for members in groups.values():
-                ok, why = close_group(members, config.group_size, learner.version, config.max_lag)
-                for m in members:
-                    m.admitted, m.exclusion_reason = ok, why
-            admitted = [r for r in records if r.admitted]
-            diags = {}
-            if admitted:
-                diags = grpo_update(learner, make_batch(learner, admitted, run_config, sampling), run_config, sampling)
+            records, row = episode_step(learner, tasks, run_config, sampling, verifier, step)
             write_records(records_path, records)
-            row = {"step": step, **episode_summary(records), "step_s": time.perf_counter() - s0}
-            row.update({k: v for k, v in diags.items() if k in ("loss", "replay_max_dev", "kl_mean", "entropy")})
             rows.append(row)
         grpo_s = sum(r["step_s"] for r in rows)
         after = evaluate_heldout(model, tok, heldout, config, verifier, learner.version)

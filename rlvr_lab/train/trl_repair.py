@@ -35,17 +35,7 @@ import torch
 
 from rlvr_lab.records import close_group, flatten, write_records
 from rlvr_lab.train.config import TrainConfig
-
-
-class PoolVerifier:
-    """``verify(candidate, fixture)`` through a :class:`~rlvr_lab.verifier.VerifierPool`, waiting for the
-    verdict: the environments of a batch call it from their threads and share the pool's slots."""
-
-    def __init__(self, pool):
-        self.pool = pool
-
-    def verify(self, candidate, fixture):
-        return self.pool.submit(candidate, fixture).result()
+from rlvr_lab.train.repair_loop import PoolVerifier
 
 
 def episode_completion(record) -> tuple[list[int], list[int], list[int], list[float]]:
