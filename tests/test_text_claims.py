@@ -319,3 +319,24 @@ def test_ch5_and_ch9_follow_the_recorded_repair_group():
     flatten(episode)  # the prefixes are exact, as chapter 5 says
     assert episode.invocations[0].tool == "RUN"
     assert f"The {len(episode.invocations[0].observation_ids)} tokens of test output after `RUN`" in t5
+
+
+def test_ch9_quotes_the_recorded_repair_learning_probe():
+    """Chapter 9's paragraph on twenty steps: its changes and intervals are the stored probe's, and the
+    largest first-step KL it names is the preset arm's."""
+    import json
+
+    path = Path(__file__).resolve().parents[1] / "experiments" / "results" / "repair_learning.json"
+    data = json.loads(path.read_text())
+    t = text("09_case_study")
+    assert data["config"]["seeds"] == [0, 1, 2] and f"{data['config']['steps']} of the trainer's own steps" in t
+    preset, warmup = data["summary"]["preset"], data["summary"]["warmup"]
+    trained, unseen = preset["trained"], preset["unseen"]
+    assert f"changes by {trained['mean']:+.3f} on average" in t
+    assert f"interval of {trained['lo']:.3f} to {trained['hi']:+.3f} over the seeds" in t
+    assert f"lose {-unseen['mean']:.3f} ({unseen['lo']:.3f} to {unseen['hi']:.3f})" in t
+    assert f"gains nothing either ({warmup['trained']['mean']:+.3f} on the trained tasks)" in t
+    assert abs(warmup["trained"]["mean"]) < 0.01 and trained["lo"] < 0 < trained["hi"] and unseen["hi"] < 0
+    first = max(r["arms"]["preset"]["steps"][0]["kl_mean"] for r in data["runs"])
+    assert f"a KL of up to {first:.2f} nats per token" in t
+    assert max(r["arms"]["warmup"]["steps"][0]["kl_mean"] for r in data["runs"]) < 0.01
