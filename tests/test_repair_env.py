@@ -211,6 +211,35 @@ def test_episodes_become_records_whose_every_invocation_replays(tiny_policy, ver
 
 
 @needs_local_sandbox
+def test_one_episode_step_updates_the_learner_that_episode_learner_builds(tiny_policy, verifier):
+    """episode_learner: a frozen copy of the model as the reference, the episode's token budget as eq 5's
+    constant (unless one is set); episode_step: G episodes per task, every group closed by the complete-group
+    rule, one update on the admitted ones (the version moves by the passes), and the step's row."""
+    import copy
+
+    from rlvr_lab.train.config import TrainConfig
+    from rlvr_lab.train.repair_loop import episode_learner, episode_step
+
+    config = TrainConfig.preset("ci", env="repair", group_size=2, horizon=3, max_new_tokens=10)
+    model = copy.deepcopy(tiny_policy.model)
+    learner, run_config = episode_learner(model, tiny_policy.tokenizer, config)
+    assert learner.ref_model is not model and not any(p.requires_grad for p in learner.ref_model.parameters())
+    assert run_config.norm_constant == 10 * 3
+    assert (
+        episode_learner(model, tiny_policy.tokenizer, config.with_overrides(norm_constant=7.0))[1].norm_constant == 7.0
+    )
+    tasks = make_repair_suite(variants=1)[:2]
+    records, row = episode_step(learner, tasks, run_config, tiny_policy.sampling, verifier, step=0)
+    assert len(records) == 4 and all(r.admitted is not None for r in records)
+    assert {r.group_id for r in records} == {"e0-g0", "e0-g1"}
+    admitted = [r for r in records if r.admitted]
+    assert learner.version == (config.passes if admitted else 0)
+    assert row["step"] == 0 and row["episodes"] == 4 and row["step_s"] > 0
+    if admitted:
+        assert row["replay_max_dev"] < 1e-4
+
+
+@needs_local_sandbox
 @pytest.mark.slow
 def test_every_scripted_repair_repairs_through_the_environment(verifier, tiny_policy):
     """The warm start's scripts (RUN, one LINE or DEF edit, SUBMIT) pass every task of every bug kind, played
