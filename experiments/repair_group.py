@@ -54,7 +54,6 @@ def action_logprob_sums(model, records, pad_id) -> list[float]:
 
 def follow_group(seed: int) -> dict:
     """Warm start, draw groups until one is mixed, update on it; the dict stored by :func:`main`."""
-
     from rlvr_lab.policy import SamplingConfig
     from rlvr_lab.records import close_group
     from rlvr_lab.train.config import TrainConfig
