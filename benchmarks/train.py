@@ -2,7 +2,9 @@
 
 ``--env repair`` compares whole repair episodes instead: ours (:mod:`rlvr_lab.train.repair_loop`) against
 TRL's trainer fed through its rollout hook (:mod:`rlvr_lab.train.trl_repair`), both from the same seeded warm
-start, on the same VerifierPool, for the same episodes per step; the held-out figure is the repair rate.
+start, on the same VerifierPool, for the same episodes per step, and the same update (GRPO's advantages as
+eq 2 gives them: ours runs with ``EpisodeUpdate()``, not the trainer's default); the held-out figure is the
+repair rate.
 
 Both engines start from the same warm-start checkpoint, train on the same tasks for the same number of
 rollouts (``--steps`` x tasks_per_step x group_size), take rewards from the same VerifierPool (with the same
@@ -122,13 +124,15 @@ def main(argv=None) -> int:
 def repair(args, base, ours_cfg, trl_cfg) -> int:
     """``--env repair``: both engines over whole episodes; episodes per second and the held-out repair rate."""
     from rlvr_lab.train import open_pool
-    from rlvr_lab.train.repair_loop import train_repair
+    from rlvr_lab.train.repair_loop import EpisodeUpdate, train_repair
     from rlvr_lab.train.trl_repair import train_repair_trl
 
     per_step = base.tasks_per_step * base.group_size
     pool = open_pool(base)
     try:
-        ours, trl = train_repair(ours_cfg, pool=pool), train_repair_trl(trl_cfg, pool=pool)
+        # the same algorithm on both engines: eq 2's advantages as they are, the full rate from step 1
+        ours = train_repair(ours_cfg, pool=pool, update=EpisodeUpdate())
+        trl = train_repair_trl(trl_cfg, pool=pool)
     finally:
         pool.close()
     ours_steps = [per_step / t for t in ours["step_s"]]

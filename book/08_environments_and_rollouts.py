@@ -136,10 +136,10 @@ widgets.cycle_explorer(horizon=20, t_model=0.12, t_tool=0.08, t_assess=0.5, t_re
 # experiments/results/repair_episodes.json); seconds, means over the seeds' episodes, ± a 95 % interval
 # over the three seeds
 slot = {
-    "warm start, H <= 4": dict(H=3.07, t_model=0.0261, t_tool=0.0048, t_assess=0.0129, t_reset=0.0006,
-                               measured=0.1101, ratio=1.011, ratio_ci=0.002, residual=0.0012),
-    "untrained, H <= 8": dict(H=3.89, t_model=0.0757, t_tool=0.0000, t_assess=0.0163, t_reset=0.0007,
-                              measured=0.3132, ratio=1.007, ratio_ci=0.001, residual=0.0021),
+    "warm start, H <= 4": dict(H=3.07, t_model=0.0239, t_tool=0.0045, t_assess=0.0117, t_reset=0.0006,
+                               measured=0.1014, ratio=1.012, ratio_ci=0.004, residual=0.0012),
+    "untrained, H <= 8": dict(H=3.89, t_model=0.0670, t_tool=0.0000, t_assess=0.0154, t_reset=0.0006,
+                              measured=0.2776, ratio=1.007, ratio_ci=0.002, residual=0.0020),
 }
 print(f"{'slot':20s} {'H':>5s} {'model ms':>8s} {'tool ms':>7s} {'assess ms':>9s} {'reset ms':>8s} | "
       f"{'cycle s':>7s} {'measured s':>10s} {'per episode':>14s} | {'model share':>11s} {'episodes/h':>10s}")
@@ -151,16 +151,16 @@ for name, m in slot.items():
           f"{cycle_time.pool_capacity_per_hour(1, predicted):10,.0f}")
 
 # %% [markdown]
-# Equation {eq}`ch8-cycle`, fed the measured means, gives 0.108 s per cycle for the warm-started agent;
-# the slot took 0.110 s. Episode by episode the measured time is 1.011 ± 0.002 times the equation. The
+# Equation {eq}`ch8-cycle`, fed the measured means, gives 0.099 s per cycle for the warm-started agent;
+# the slot took 0.101 s. Episode by episode the measured time is 1.012 ± 0.004 times the equation. The
 # 1.2 ms the equation does not name is bookkeeping: tokenising each observation and growing the context.
 # The equation holds because the slot is serial, as it assumes.
 #
 # The terms are nothing like the worked pool's. The reset costs under a millisecond, because the
 # verifier gives every verification a fresh sandbox: the 3.5 s a container reset would cost is paid
-# instead, in small pieces, inside every `RUN` and every assessment (13 ms). The tool term is small
+# instead, in small pieces, inside every `RUN` and every assessment (12 ms). The tool term is small
 # because only `RUN` runs code and edits are string operations. So the policy call dominates: 74 % of the
-# warm-started slot's cycle and 95 % of the untrained one's, whose 24 tokens of noise per call take 76 ms.
+# warm-started slot's cycle and 94 % of the untrained one's, whose 24 tokens of noise per call take 67 ms.
 # The untrained model's episodes end when its context window fills, after 3.89 turns on average, before
 # the horizon of 8. A faster sandbox would buy this agent little; a faster sampler, or more slots
 # sharing one batched model, is where its Amdahl fraction points.

@@ -12,9 +12,11 @@ complete-group rule, one ``grpo_update`` with the replay check). The repair rate
 after with a fixed sampling seed on the trained tasks (32 episodes each) and on the *unseen variants* of
 the same problems (variants 1 and 2: another entry name and other tests; 16 episodes each).
 
-Two arms start from the same warm start: ``preset`` (AdamW at the preset's learning rate from the first step,
-as ``train_repair`` does) and ``warmup`` (the same rate reached linearly over the first ``--warmup`` steps:
-Adam's first step moves every weight by about the full rate, whatever its gradient).
+Three arms start from the same warm start: ``preset`` (AdamW at the preset's learning rate from the first
+step, as ``train_repair`` does by default), ``warmup`` (the same rate reached linearly over the first
+``--warmup`` steps: Adam's first step moves every weight by about the full rate, whatever its gradient) and
+``passes`` (the warmup, and every failure's advantage set to 0, so that only passes are reinforced:
+:class:`~rlvr_lab.train.repair_loop.EpisodeUpdate` with ``negative_weight=0``).
 
 Stored (``experiments/results/repair_learning.json``): per seed and arm the rates before and after (with
 Wilson intervals), each step's training repair rate, KL and entropy; over seeds the mean change with a 95 %
@@ -39,7 +41,7 @@ CODE = REPAIR_CODE + ("experiments/repair_learning.py",)
 #: Problems trained on per seed, episodes per task per step (G), and episodes per task in an evaluation of
 #: the trained tasks and of the unseen variants (two per problem).
 PROBLEMS, GROUP, EVAL_TRAINED, EVAL_UNSEEN = 3, 16, 32, 16
-ARMS = ("preset", "warmup")
+ARMS = ("preset", "warmup", "passes")
 
 
 def rates(model, tokenizer, trained, unseen, config, verifier, version: int) -> dict:
@@ -56,7 +58,7 @@ def probe_seed(seed: int, steps: int, warmup: int) -> dict:
     """Both arms from one warm start; the per-seed dict stored by :func:`main`."""
     from rlvr_lab.policy import SamplingConfig
     from rlvr_lab.train.config import TrainConfig
-    from rlvr_lab.train.repair_loop import PoolVerifier, episode_learner, episode_step, warm_start
+    from rlvr_lab.train.repair_loop import EpisodeUpdate, PoolVerifier, episode_learner, episode_step, warm_start
     from rlvr_lab.verifier import VerifierPool
 
     config = TrainConfig.preset("cpu", env="repair", seed=seed, group_size=GROUP)
@@ -76,10 +78,14 @@ def probe_seed(seed: int, steps: int, warmup: int) -> dict:
             learner, run_config = episode_learner(model, start.tokenizer, config)
             rows = []
             for step in range(steps):
-                scale = min(1.0, (step + 1) / warmup) if arm == "warmup" else 1.0
+                update = EpisodeUpdate(
+                    negative_weight=0.0 if arm == "passes" else 1.0, lr_warmup_steps=0 if arm == "preset" else warmup
+                )
                 for group in learner.optimizer.param_groups:
-                    group["lr"] = config.lr * scale
-                _, row = episode_step(learner, trained, run_config, sampling, verifier, step)
+                    group["lr"] = config.lr * update.lr_scale(step)
+                _, row = episode_step(
+                    learner, trained, run_config, sampling, verifier, step, negative_weight=update.negative_weight
+                )
                 rows.append({k: row[k] for k in ("step", "repair_rate", "kl_mean", "entropy", "step_s") if k in row})
             after = rates(model, start.tokenizer, trained, unseen, config, verifier, learner.version)
             arms[arm] = {"after": after, "steps": rows}
@@ -118,7 +124,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=8, help="steps of the warmup arm's linear rise")
+    parser.add_argument("--warmup", type=int, default=8, help="steps of the warmup and passes arms' linear rise")
     args = parser.parse_args(argv)
     from rlvr_lab.claims import fingerprint
 

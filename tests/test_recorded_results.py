@@ -328,6 +328,7 @@ def test_one_command_regenerates_every_stored_result():
         "repair_episodes",
         "repair_group",
         "repair_learning",
+        "repair_heldout",
     ]
     assert all(cmd == claims.load(n)["command"] for n, cmd in regenerate.plan() if n in claims.NAMES)
     little = regenerate.load_extra("littles_law")
@@ -345,6 +346,9 @@ def test_one_command_regenerates_every_stored_result():
     probe = regenerate.load_extra("repair_learning")
     assert dict(regenerate.plan())["repair_learning"] == probe["command"]
     assert claims.stale_code(probe, ROOT) == [], "repair_learning is stale: rerun its recorded command"
+    heldout = regenerate.load_extra("repair_heldout")
+    assert dict(regenerate.plan())["repair_heldout"] == heldout["command"]
+    assert claims.stale_code(heldout, ROOT) == [], "repair_heldout is stale: rerun its recorded command"
     assert [n for n, _ in regenerate.plan(stale_only=True)] == list(claims.UNFINGERPRINTED)
     with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as fh:
         assert "experiments/regenerate.py" in fh.read()
@@ -359,18 +363,47 @@ def test_the_repair_learning_probe_intervals_are_recomputed_from_its_seeds():
     for run in data["runs"]:
         assert len(run["trained_tasks"]) == 3 and len(run["unseen_tasks"]) == 6
         for which in ("trained", "unseen"):
-            rows = [run["before"][which]] + [run["arms"][a]["after"][which] for a in ("preset", "warmup")]
+            rows = [run["before"][which]] + [run["arms"][a]["after"][which] for a in ("preset", "warmup", "passes")]
             for row in rows:
                 assert row["repair_rate"] * row["episodes"] == pytest.approx(
                     round(row["repair_rate"] * row["episodes"])
                 )
                 assert row["repair_lo"] <= row["repair_rate"] <= row["repair_hi"]
-        for arm in ("preset", "warmup"):
+        for arm in ("preset", "warmup", "passes"):
             assert len(run["arms"][arm]["steps"]) == data["config"]["steps"]
-    for arm in ("preset", "warmup"):
+    for arm in ("preset", "warmup", "passes"):
         for which in ("trained", "unseen"):
             xs = [
                 r["arms"][arm]["after"][which]["repair_rate"] - r["before"][which]["repair_rate"] for r in data["runs"]
             ]
             got = data["summary"][arm][which]
             assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(xs), abs=1e-9), (arm, which)
+
+
+def test_the_repair_heldout_intervals_are_recomputed_from_its_seeds():
+    """experiments/repair_heldout.py: per seed and arm, the held-out tasks are variant 2 of the training
+    problems, evaluated before and after on the same episodes; the rates are counts; each arm's mean change
+    and its t interval over the three seeds come from the per-seed rates it stores."""
+    with open(os.path.join(ROOT, "experiments", "results", "repair_heldout.json"), encoding="utf-8") as fh:
+        data = json.load(fh)
+    assert [r["seed"] for r in data["runs"]] == [0, 1, 2] and set(data["config"]["arms"]) == {"eq2", "passes"}
+    for run in data["runs"]:
+        for arm, a in run["arms"].items():
+            assert a["update"] == data["config"]["arms"][arm]
+            assert len(a["steps"]) == data["config"]["steps"]
+            assert a["before"]["episodes"] == a["after"]["episodes"] > 0
+            for row in (a["before"], a["after"], a["problems_before"], a["problems_after"]):
+                assert row["repair_rate"] * row["episodes"] == pytest.approx(
+                    round(row["repair_rate"] * row["episodes"])
+                )
+                assert row["repair_lo"] <= row["repair_rate"] <= row["repair_hi"]
+            assert a["gain"] == pytest.approx(a["after"]["repair_rate"] - a["before"]["repair_rate"])
+    for arm in data["config"]["arms"]:
+        arms = [r["arms"][arm] for r in data["runs"]]
+        for key, xs in (
+            ("gain", [a["gain"] for a in arms]),
+            ("wall_s", [a["wall_s"] for a in arms]),
+            ("problems_gain", [a["problems_after"]["repair_rate"] - a["problems_before"]["repair_rate"] for a in arms]),
+        ):
+            got = data["summary"][arm][key]
+            assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(xs), abs=1e-9), (key, arm)

@@ -264,22 +264,53 @@ def test_rlvr_lab_train_env_repair_runs_end_to_end_on_the_ci_preset(tmp_path, ca
     from rlvr_lab.cli import main
     from rlvr_lab.records import read_records
 
+    from rlvr_lab.train.repair_loop import HELDOUT_VARIANT, TRAINER_UPDATE
+
     out = tmp_path / "run"
-    assert main(["train", "--preset", "ci", "--env", "repair", "--out", str(out), "--steps", "2"]) == 0
+    argv = ["train", "--preset", "ci", "--env", "repair", "--out", str(out), "--steps", "2"]
+    assert main(argv + ["--lr-warmup-steps", "2"]) == 0
     text = capsys.readouterr().out
     assert "held-out repair rate:" in text and "turns per episode:" in text and "tool calls:" in text
+    assert "held-out problems:" in text
     summary = json.load(open(out / "summary.json"))
     assert summary["env"] == "repair" and 0.0 <= summary["after"]["repair_rate"] <= 1.0
     assert summary["after"]["repair_lo"] <= summary["after"]["repair_rate"] <= summary["after"]["repair_hi"]
+    assert summary["update"] == {"negative_weight": TRAINER_UPDATE.negative_weight, "lr_warmup_steps": 2}
+    # held out by task: variant HELDOUT_VARIANT of every training problem, evaluated and never trained on
+    n_eval = summary["config"]["eval_samples"]
+    assert summary["before"]["episodes"] == summary["heldout_tasks"] * n_eval > 0
+    assert summary["problems_before"]["episodes"] == summary["heldout_problem_tasks"] * n_eval > 0
     records = read_records(str(out / "records.jsonl"))
     assert len(records) == 2 * summary["config"]["tasks_per_step"] * summary["config"]["group_size"]
     assert all(1 <= len(r.invocations) <= summary["config"]["horizon"] for r in records)
+    assert not any(r.task_id.endswith(f"/v{HELDOUT_VARIANT}") for r in records)
     rows = [json.loads(line) for line in open(out / "metrics.jsonl")]
     assert [r["step"] for r in rows] == [0, 1]
     with pytest.raises(ValueError, match="env must be 'functions' with engine='trl'"):
         from rlvr_lab.train import TrainConfig
 
         TrainConfig(env="repair", engine="trl")
+
+
+def test_the_episode_update_scales_only_negative_advantages_and_warms_the_rate_up():
+    """EpisodeUpdate: a factor on the failures' advantages in [0, 1] and a linear warmup; the CLI refuses a
+    bad value, or either flag without --env repair, naming the flag (exit 2, nothing trained)."""
+    import torch
+
+    from rlvr_lab.cli import main
+    from rlvr_lab.train.repair_loop import EpisodeUpdate, weigh_negatives
+
+    adv = torch.tensor([1.29, -0.77, -0.77, 0.0])
+    assert torch.equal(weigh_negatives(adv, 1.0), adv)
+    assert weigh_negatives(adv, 0.0).tolist() == pytest.approx([1.29, 0.0, 0.0, 0.0])
+    assert weigh_negatives(adv, 0.5).tolist() == pytest.approx([1.29, -0.385, -0.385, 0.0])
+    assert [EpisodeUpdate().lr_scale(s) for s in (0, 5)] == [1.0, 1.0]
+    assert [EpisodeUpdate(lr_warmup_steps=8).lr_scale(s) for s in (0, 3, 7, 30)] == [0.125, 0.5, 1.0, 1.0]
+    for bad in (dict(negative_weight=-0.1), dict(negative_weight=1.5), dict(lr_warmup_steps=-1)):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            EpisodeUpdate(**bad)
+    assert main(["train", "--preset", "ci", "--env", "repair", "--negative-weight", "2"]) == 2
+    assert main(["train", "--preset", "ci", "--lr-warmup-steps", "3"]) == 2
 
 
 @needs_local_sandbox

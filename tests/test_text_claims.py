@@ -337,6 +337,31 @@ def test_ch9_quotes_the_recorded_repair_learning_probe():
     assert f"lose {-unseen['mean']:.3f} ({unseen['lo']:.3f} to {unseen['hi']:.3f})" in t
     assert f"gains nothing either ({warmup['trained']['mean']:+.3f} on the trained tasks)" in t
     assert abs(warmup["trained"]["mean"]) < 0.01 and trained["lo"] < 0 < trained["hi"] and unseen["hi"] < 0
+    passes = data["summary"]["passes"]
+    assert f"the trained tasks gain {passes['trained']['mean']:+.3f}" in t
+    assert f"({passes['trained']['lo']:+.3f} to {passes['trained']['hi']:+.3f})" in t
+    assert f"the renamed copies {passes['unseen']['mean']:+.3f} ({passes['unseen']['lo']:+.3f} to" in t
+    assert f"{passes['unseen']['hi']:+.3f})" in t and passes["unseen"]["lo"] > 0
     first = max(r["arms"]["preset"]["steps"][0]["kl_mean"] for r in data["runs"])
     assert f"a KL of up to {first:.2f} nats per token" in t
     assert max(r["arms"]["warmup"]["steps"][0]["kl_mean"] for r in data["runs"]) < 0.01
+
+
+def test_ch9_quotes_the_recorded_trainer_heldout_figure():
+    """Chapter 9's paragraph on the trainer's held-out tasks: the seeds, the warm start's range, each arm's
+    mean change and interval, and the longest run are the stored experiments/repair_heldout.py result's."""
+    import json
+
+    path = Path(__file__).resolve().parents[1] / "experiments" / "results" / "repair_heldout.json"
+    data = json.loads(path.read_text())
+    t = " ".join(text("09_case_study").split())
+    assert data["config"]["seeds"] == [0, 1, 2] and f"--steps {data['config']['steps']}`" in t
+    befores = [r["arms"]["eq2"]["before"]["repair_rate"] for r in data["runs"]]
+    assert f"repairs {round(min(befores) * 100)} to {round(max(befores) * 100)} % of the held-out tasks" in t
+    eq2, passes = data["summary"]["eq2"]["gain"], data["summary"]["passes"]["gain"]
+    assert f"the change is {eq2['mean']:+.3f}" in t and f"interval {eq2['lo']:+.3f} to {eq2['hi']:+.3f})" in t
+    assert f"{passes['mean']:+.3f} with the passes only ({passes['lo']:+.3f} to {passes['hi']:+.3f})" in t
+    walls = [a["wall_s"] for r in data["runs"] for a in r["arms"].values()]
+    assert max(walls) < 8 * 60 and "each in under eight minutes" in t
+    assert all(a["problems_after"]["repair_rate"] == 0 for r in data["runs"] for a in r["arms"].values())
+    assert eq2["hi"] < 0.10 and passes["mean"] < 0.10  # the issue's +10 points: the text says it is not reached

@@ -6,7 +6,9 @@ evaluation, then prints the report. Without ``--preset`` the preset is ``gpu`` w
 (``group_size`` -> ``--group-size``; booleans as ``--overlap``/``--no-overlap``; tuples comma-separated),
 its help is the field's docstring, and a flag left out keeps the preset's value. Three flags keep their
 short historical names as aliases: ``--out`` (``out_dir``), ``--steps`` (``grpo_steps``) and
-``--backend`` (``verifier_backend``); ``--ray-address`` also selects ``verifier_pool=ray``.
+``--backend`` (``verifier_backend``); ``--ray-address`` also selects ``verifier_pool=ray``. Two flags are
+not config fields: with ``--env repair``, ``--negative-weight`` and ``--lr-warmup-steps`` set the
+:class:`~rlvr_lab.train.repair_loop.EpisodeUpdate` (default its ``TRAINER_UPDATE``).
 torch is imported only inside :func:`run`.
 """
 
@@ -123,7 +125,34 @@ def register(subparsers) -> None:
         help="configuration preset (default: gpu when CUDA is available, else cpu)",
     )
     add_config_flags(p)
+    p.add_argument(
+        "--negative-weight",
+        type=float,
+        default=None,
+        help="with --env repair: factor on the failures' negative advantages, 0-1 (1 is eq 2's update) [default 1]",
+    )
+    p.add_argument(
+        "--lr-warmup-steps",
+        type=int,
+        default=None,
+        help="with --env repair: steps of a linear learning-rate warmup (0: none) [default 0]",
+    )
     p.set_defaults(func=run)
+
+
+def episode_update(args: argparse.Namespace):
+    """The repair run's :class:`~rlvr_lab.train.repair_loop.EpisodeUpdate`: ``TRAINER_UPDATE`` with the two
+    flags that were given (ValueError when one is out of range)."""
+    from dataclasses import replace
+
+    from rlvr_lab.train.repair_loop import TRAINER_UPDATE
+
+    given = {
+        k: v
+        for k, v in (("negative_weight", args.negative_weight), ("lr_warmup_steps", args.lr_warmup_steps))
+        if v is not None
+    }
+    return replace(TRAINER_UPDATE, **given)
 
 
 def config_from_args(args: argparse.Namespace, preset: str) -> TrainConfig:
@@ -144,14 +173,17 @@ def run(args) -> int:
     preset = args.preset or default_preset()
     try:
         config = config_from_args(args, preset)
+        update = episode_update(args)
+        if config.env != "repair" and (args.negative_weight is not None or args.lr_warmup_steps is not None):
+            raise ValueError("--negative-weight and --lr-warmup-steps apply to --env repair only")
     except ValueError as exc:  # a value out of range: the field's name and its range, no traceback
         print(f"rlvr-lab train: error: {exc}", file=sys.stderr)
         return 2
-    result = train(config)
     if config.env == "repair":
-        from rlvr_lab.train.repair_loop import format_summary
+        from rlvr_lab.train.repair_loop import format_summary, train_repair
 
-        print(format_summary(result))
+        print(format_summary(train_repair(config, update=update)))
         return 0
+    result = train(config)
     print(format_report(result, config))
     return 0

@@ -3,7 +3,9 @@
 The course's model, built from a config, learns to repair code with tools:
 
 1. **Tasks**: :func:`~rlvr_lab.envs.repair_tasks.make_repair_suite`, split by problem (held-out problems are
-   new template and bug pairs) with every variant of a problem on one side.
+   new template and bug pairs) with every variant of a problem on one side; then, by task, variant
+   :data:`HELDOUT_VARIANT` of every training problem is held out too (another entry name and other hidden
+   cases: neither demonstrated nor trained on).
 2. **Warm start**: scripted repairs (:func:`expert_actions`: ``RUN``, the smallest ``LINE`` edit that turns
    the buggy module into the fixed one, ``SUBMIT``) of the training tasks whose bug kind is in
    ``demo_kinds``, run through the real environment so their observations are the real ones; supervised on
@@ -12,9 +14,10 @@ The course's model, built from a config, learns to repair code with tools:
    (:func:`~rlvr_lab.train.episodes.collect_episodes`); an episode's reward is the hidden tests' verdict; a
    group with an unresolved member is excluded whole (the complete-group rule); the update is the same
    :func:`~rlvr_lab.train.learner.grpo_update` as for single-turn tasks, observations masked, with its replay
-   check on every invocation.
-4. **Evaluation**: the held-out repair rate (episodes ending in ``pass``) with its Wilson interval, and the
-   mean turns and tool calls per episode, before and after.
+   check on every invocation. :class:`EpisodeUpdate` may scale the failures' (negative) advantages down and
+   warm the learning rate up (``experiments/repair_learning.py`` and ``repair_heldout.py`` measure both).
+4. **Evaluation**: the repair rate (episodes ending in ``pass``) with its Wilson interval on the held-out
+   tasks and on the held-out problems, and the mean turns and tool calls per episode, before and after.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import json
 import os
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 
 import torch
 
@@ -42,6 +45,8 @@ from rlvr_lab.train.supervised import sft_sequences
 
 #: Token window of the course's model (its position table).
 CONTEXT_TOKENS = 512
+#: The variant of every training problem that the trainer holds out by task (the suite makes variants 0-2).
+HELDOUT_VARIANT = 2
 
 
 def expert_actions(task: RepairTask) -> list[str]:
@@ -129,14 +134,19 @@ class WarmStart:
     """The course's model after supervised training on the scripted repairs (training mode)."""
     sft_losses: list
     """Supervised loss per step (nats per action token)."""
+    heldout_tasks: list = field(default_factory=list)
+    """Tasks of training problems held out by task (variant ``hold_variant``; empty when it is None)."""
 
 
-def warm_start(config: TrainConfig, verifier) -> WarmStart:
+def warm_start(config: TrainConfig, verifier, hold_variant: int | None = None) -> WarmStart:
     """Step 1-2 of the module docstring: the suite split by ``config.seed`` and ``heldout_fraction``, a
     tokenizer, the model built from ``config.model_size`` and supervised on the scripted repairs of the
-    ``demo_kinds`` tasks played through the environment (``verifier`` runs their public and hidden tests)."""
+    ``demo_kinds`` tasks played through the environment (``verifier`` runs their public and hidden tests).
+    ``hold_variant``: that variant of every training problem leaves the training tasks (and so the
+    demonstrations) for :attr:`WarmStart.heldout_tasks`; None keeps every variant for training."""
     suite = make_repair_suite(seed=config.seed, heldout_fraction=config.heldout_fraction)
-    train_tasks = [t for t in suite if t.split == "train"]
+    held = [t for t in suite if t.split == "train" and t.task_id.endswith(f"/v{hold_variant}")]
+    train_tasks = [t for t in suite if t.split == "train" and t not in held]
     heldout = [t for t in suite if t.split == "heldout"]
     demos = [t for t in train_tasks if t.bug_kind in config.demo_kinds]
     scripts = [a for t in demos for a in expert_actions(t)]
@@ -146,7 +156,7 @@ def warm_start(config: TrainConfig, verifier) -> WarmStart:
     model = build_model(tok, config.model_size, seed=config.seed, max_positions=CONTEXT_TOKENS)
     sequences = [demonstration_episode(t, tok, verifier, config.horizon) for t in demos]
     losses = sft_sequences(model, tok, sequences, config.sft_steps, config.sft_batch, config.sft_lr, config.seed)
-    return WarmStart(train_tasks, heldout, demos, tok, model, losses)
+    return WarmStart(train_tasks, heldout, demos, tok, model, losses, held)
 
 
 def evaluate_heldout(model, tokenizer, heldout: list, config: TrainConfig, verifier, version: int) -> dict:
@@ -159,6 +169,46 @@ def evaluate_heldout(model, tokenizer, heldout: list, config: TrainConfig, verif
         handle, heldout, config.eval_samples, verifier, -1, gen, config.horizon, CONTEXT_TOKENS, id_prefix="h"
     )
     return episode_summary(recs)
+
+
+@dataclass(frozen=True)
+class EpisodeUpdate:
+    """How :func:`train_repair` applies GRPO's update to episodes, beyond the :class:`TrainConfig` fields."""
+
+    negative_weight: float = 1.0
+    """Factor on every negative advantage (the failures of a mixed group), in [0, 1]: 1 is eq 2's update;
+    0 reinforces the passes only, so the update never pushes probability off a failed episode."""
+    lr_warmup_steps: int = 0
+    """Steps over which the learning rate rises linearly to ``config.lr`` (0: the full rate from step 1;
+    Adam's first step moves every weight by about the full rate, whatever its gradient)."""
+
+    def __post_init__(self):
+        if not 0.0 <= self.negative_weight <= 1.0:
+            raise ValueError(f"negative_weight must be in [0, 1], got {self.negative_weight}")
+        if self.lr_warmup_steps < 0:
+            raise ValueError(f"lr_warmup_steps must be >= 0, got {self.lr_warmup_steps}")
+
+    def lr_scale(self, step: int) -> float:
+        """The learning rate's factor at GRPO step ``step`` (from 0).
+
+        >>> [EpisodeUpdate(lr_warmup_steps=4).lr_scale(s) for s in range(5)]
+        [0.25, 0.5, 0.75, 1.0, 1.0]
+        """
+        return min(1.0, (step + 1) / self.lr_warmup_steps) if self.lr_warmup_steps else 1.0
+
+
+#: The update ``rlvr-lab train --env repair`` uses unless told otherwise: eq 2's advantages at the full rate.
+#: ``experiments/repair_heldout.py`` measures it against reinforcing the passes only (with a warmup).
+TRAINER_UPDATE = EpisodeUpdate()
+
+
+def weigh_negatives(advantages: torch.Tensor, weight: float) -> torch.Tensor:
+    """(B,) advantages with every negative one multiplied by ``weight`` (positive ones unchanged).
+
+    >>> weigh_negatives(torch.tensor([1.0, -2.0, 0.0]), 0.25).tolist()
+    [1.0, -0.5, 0.0]
+    """
+    return torch.where(advantages < 0, advantages * weight, advantages)
 
 
 def episode_learner(model, tokenizer, config: TrainConfig) -> tuple[Learner, TrainConfig]:
@@ -181,10 +231,19 @@ def episode_learner(model, tokenizer, config: TrainConfig) -> tuple[Learner, Tra
     return learner, run_config
 
 
-def episode_step(learner: Learner, tasks: list, run_config: TrainConfig, sampling, verifier, step: int):
+def episode_step(
+    learner: Learner,
+    tasks: list,
+    run_config: TrainConfig,
+    sampling,
+    verifier,
+    step: int,
+    negative_weight: float = 1.0,
+):
     """One GRPO step over whole episodes (step 3 of the module docstring): ``run_config.group_size`` episodes
     of each task in ``tasks`` with the learner's weights, the complete-group rule, one
-    :func:`~rlvr_lab.train.learner.grpo_update` on the admitted groups. Returns ``(records, row)``: the
+    :func:`~rlvr_lab.train.learner.grpo_update` on the admitted groups, their negative advantages multiplied by
+    ``negative_weight`` (:func:`weigh_negatives`; 1 leaves eq 2's advantages). Returns ``(records, row)``: the
     episodes' records (admission set) and the step's :func:`episode_summary` with its seconds and the update's
     loss, replay deviation, KL and entropy."""
     s0 = time.perf_counter()
@@ -202,15 +261,18 @@ def episode_step(learner: Learner, tasks: list, run_config: TrainConfig, samplin
     admitted = [r for r in records if r.admitted]
     diags = {}
     if admitted:
-        diags = grpo_update(learner, make_batch(learner, admitted, run_config, sampling), run_config, sampling)
+        batch = make_batch(learner, admitted, run_config, sampling)
+        if negative_weight != 1.0:
+            batch.advantages = weigh_negatives(batch.advantages, negative_weight)
+        diags = grpo_update(learner, batch, run_config, sampling)
     row = {"step": step, **episode_summary(records), "step_s": time.perf_counter() - s0}
     row.update({k: v for k, v in diags.items() if k in ("loss", "replay_max_dev", "kl_mean", "entropy")})
     return records, row
 
 
-def train_repair(config: TrainConfig, pool=None) -> dict:
-    """Warm start, GRPO over episodes and held-out evaluation; writes ``records.jsonl``, ``metrics.jsonl``
-    and ``summary.json`` to ``out_dir`` and returns the summary."""
+def train_repair(config: TrainConfig, pool=None, update: EpisodeUpdate = TRAINER_UPDATE) -> dict:
+    """Warm start, GRPO over episodes (applied as ``update`` says) and held-out evaluation; writes
+    ``records.jsonl``, ``metrics.jsonl`` and ``summary.json`` to ``out_dir`` and returns the summary."""
     from rlvr_lab.verifier import VerifierPool
 
     t0 = time.perf_counter()
@@ -219,22 +281,28 @@ def train_repair(config: TrainConfig, pool=None) -> dict:
     pool = pool or VerifierPool(workers=config.verifier_workers, seed=config.seed)
     verifier = PoolVerifier(pool)
     try:
-        start = warm_start(config, verifier)
+        start = warm_start(config, verifier, HELDOUT_VARIANT)
         train_tasks, heldout, demos = start.train_tasks, start.heldout, start.demos
         tok, model, losses = start.tokenizer, start.model, start.sft_losses
         sampling = SamplingConfig(config.temperature, config.top_k, config.top_p, config.max_new_tokens)
 
-        before = evaluate_heldout(model, tok, heldout, config, verifier, 0)
+        before = evaluate_heldout(model, tok, start.heldout_tasks, config, verifier, 0)
+        before_problems = evaluate_heldout(model, tok, heldout, config, verifier, 0)
         learner, run_config = episode_learner(model, tok, config)
         records_path, rows = os.path.join(config.out_dir, "records.jsonl"), []
         open(records_path, "w").close()
         for step in range(config.grpo_steps):
+            for group in learner.optimizer.param_groups:
+                group["lr"] = config.lr * update.lr_scale(step)
             tasks = random.Random(f"{config.seed}:repair:{step}").sample(train_tasks, config.tasks_per_step)
-            records, row = episode_step(learner, tasks, run_config, sampling, verifier, step)
+            records, row = episode_step(
+                learner, tasks, run_config, sampling, verifier, step, negative_weight=update.negative_weight
+            )
             write_records(records_path, records)
             rows.append(row)
         grpo_s = sum(r["step_s"] for r in rows)
-        after = evaluate_heldout(model, tok, heldout, config, verifier, learner.version)
+        after = evaluate_heldout(model, tok, start.heldout_tasks, config, verifier, learner.version)
+        after_problems = evaluate_heldout(model, tok, heldout, config, verifier, learner.version)
         with open(os.path.join(config.out_dir, "metrics.jsonl"), "w") as fh:
             fh.writelines(json.dumps(r) + "\n" for r in rows)
         summary = {
@@ -242,8 +310,12 @@ def train_repair(config: TrainConfig, pool=None) -> dict:
             "before": before,
             "after": after,
             "gain": after["repair_rate"] - before["repair_rate"],
+            "problems_before": before_problems,
+            "problems_after": after_problems,
+            "update": asdict(update),
             "train_tasks": len(train_tasks),
-            "heldout_tasks": len(heldout),
+            "heldout_tasks": len(start.heldout_tasks),
+            "heldout_problem_tasks": len(heldout),
             "demonstrations": len(demos),
             "episodes": sum(r["episodes"] for r in rows),
             "grpo_s": grpo_s,
@@ -267,10 +339,18 @@ def format_summary(summary: dict) -> str:
     def rate(e):
         return f"{e['repair_rate']:.3f} [{e['repair_lo']:.3f}, {e['repair_hi']:.3f}]"
 
-    return (
-        f"repair environment: {summary['train_tasks']} training and {summary['heldout_tasks']} held-out tasks, "
-        f"{summary['demonstrations']} scripted repairs in the warm start\n"
-        f"held-out repair rate: {rate(b)} -> {rate(a)} ({summary['gain']:+.3f})\n"
+    lines = [
+        f"repair environment: {summary['train_tasks']} training tasks, {summary['heldout_tasks']} held-out tasks "
+        f"of the same problems, {summary.get('heldout_problem_tasks', 0)} of held-out problems; "
+        f"{summary['demonstrations']} scripted repairs in the warm start",
+        f"held-out repair rate: {rate(b)} -> {rate(a)} ({summary['gain']:+.3f})",
+    ]
+    if "problems_before" in summary:
+        pb, pa = summary["problems_before"], summary["problems_after"]
+        lines.append(f"held-out problems: {rate(pb)} -> {rate(pa)} ({pa['repair_rate'] - pb['repair_rate']:+.3f})")
+    lines += [
         f"turns per episode: {b['turns']:.2f} -> {a['turns']:.2f}; tool calls: {b['tool_calls']:.2f} -> "
-        f"{a['tool_calls']:.2f}\nwall time: {summary['wall_s']:.0f} s"
-    )
+        f"{a['tool_calls']:.2f}",
+        f"wall time: {summary['wall_s']:.0f} s",
+    ]
+    return "\n".join(lines)

@@ -142,7 +142,7 @@ def train_repair_trl(config: TrainConfig, pool=None) -> dict:
     from rlvr_lab.scoring_mode import without_dropout
     from rlvr_lab.train.learner import replay_limit
     from rlvr_lab.train.precision import Precision
-    from rlvr_lab.train.repair_loop import CONTEXT_TOKENS, evaluate_heldout, warm_start
+    from rlvr_lab.train.repair_loop import CONTEXT_TOKENS, HELDOUT_VARIANT, evaluate_heldout, warm_start
     from rlvr_lab.train.rollout import tokenizer_digest
     from rlvr_lab.train.trl_engine import grpo_args
     from rlvr_lab.verifier import VerifierPool
@@ -154,14 +154,15 @@ def train_repair_trl(config: TrainConfig, pool=None) -> dict:
     pool = pool or VerifierPool(workers=config.verifier_workers, seed=config.seed)
     verifier = PoolVerifier(pool)
     try:
-        start = warm_start(config, verifier)
+        start = warm_start(config, verifier, HELDOUT_VARIANT)
         warm_dir = os.path.join(config.out_dir, "warm")  # TRL builds its reference model from a path
         save_policy(start.model, start.tokenizer, warm_dir)
         model, tok = load_policy(warm_dir, device="cpu", dtype=torch.float32)
         without_dropout(model)
         sampling = SamplingConfig(config.temperature, config.top_k, config.top_p, config.max_new_tokens)
         digest = tokenizer_digest(tok)
-        before = evaluate_heldout(model, tok, start.heldout, config, verifier, 0)
+        before = evaluate_heldout(model, tok, start.heldout_tasks, config, verifier, 0)
+        before_problems = evaluate_heldout(model, tok, start.heldout, config, verifier, 0)
         by_prompt = {RepairEnv(t, verifier, config.horizon).reset(): t for t in start.train_tasks}
         if len(by_prompt) != len(start.train_tasks):
             raise ValueError("two training tasks share a first observation: TRL's prompts would not tell them apart")
@@ -197,7 +198,9 @@ def train_repair_trl(config: TrainConfig, pool=None) -> dict:
         trainer.train()
         grpo_s = time.perf_counter() - g0
         model = trainer.model.eval()
-        after = evaluate_heldout(model, tok, start.heldout, config, verifier, config.grpo_steps * config.passes)
+        version = config.grpo_steps * config.passes
+        after = evaluate_heldout(model, tok, start.heldout_tasks, config, verifier, version)
+        after_problems = evaluate_heldout(model, tok, start.heldout, config, verifier, version)
         episodes = rollout.episodes
         summary = {
             "env": "repair",
@@ -205,8 +208,11 @@ def train_repair_trl(config: TrainConfig, pool=None) -> dict:
             "before": before,
             "after": after,
             "gain": after["repair_rate"] - before["repair_rate"],
+            "problems_before": before_problems,
+            "problems_after": after_problems,
             "train_tasks": len(start.train_tasks),
-            "heldout_tasks": len(start.heldout),
+            "heldout_tasks": len(start.heldout_tasks),
+            "heldout_problem_tasks": len(start.heldout),
             "demonstrations": len(start.demos),
             "episodes": episodes,
             "grpo_s": grpo_s,
