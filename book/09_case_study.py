@@ -485,8 +485,8 @@ print(f"second pass: KL to the reference {u['kl_mean']:.1f} nats per token, {u['
 # the training. `experiments/repair_heldout.py` runs `rlvr-lab train --env repair --steps 20` for seeds 0, 1
 # and 2, each in under eight minutes, once with the advantages of equation {eq}`ch4-advantage` and once
 # reinforcing the passes only. The warm start repairs 8 to 21 % of the held-out tasks. After training, the
-# change is -0.042 with equation {eq}`ch4-advantage` (95 % interval -0.112 to +0.028) and -0.019 with the
-# passes only (-0.261 to +0.223); the held-out problems stay at zero in every run. What helped three tasks does not yet carry over
+# change is -0.042 (95 % interval -0.112 to +0.028) with the advantages of equation {eq}`ch4-advantage` and
+# -0.019 (-0.261 to +0.223) with the passes only; the held-out problems stay at zero in every run. What helped three tasks does not yet carry over
 # when twenty steps are spread across thirty: each training task sees 75 to 100 episodes. This is the honest
 # state of the chapter's agent on a laptop: its records, verdicts and updates are real, and its held-out
 # repair rate has not yet risen.

@@ -354,11 +354,33 @@ def _uptime_ticks() -> int:
         return int(float(handle.read().split()[0]) * os.sysconf("SC_CLK_TCK"))
 
 
-def _executor_processes(started_by=None):
+def _session_root() -> int:
+    """The test session's first process: xdist's controller (every worker's parent), else this one."""
+    return os.getppid() if os.environ.get("PYTEST_XDIST_WORKER") else os.getpid()
+
+
+def _ancestors(pid: str) -> set:
+    """Every live ancestor of ``pid`` (by the parent links in ``/proc``), up to and including 1."""
+    out = set()
+    while pid not in ("0", "1") and pid not in out:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            break
+        pid = stat[stat.rfind(b")") + 2 :].split()[1].decode()
+        out.add(pid)
+    return {int(p) for p in out}
+
+
+def _executor_processes(window=None):
     """Processes running the notebook executor under a slot uid (root mode) or our own uid (user-namespace
-    mode); other sandboxes on the host are not ours. ``started_by`` (uptime ticks): only those started
-    before then (a grading test in another xdist worker starts executors of its own later)."""
-    out = []
+    mode) that nothing in this test session still owns; other sandboxes on the host are not ours.
+
+    ``window`` (``(from, to)`` in uptime ticks): only those started while one grading ran. An executor a
+    live grading still runs (another test's, in the other xdist worker) descends from the session's root; a
+    leaked one was orphaned when its grader exited, and does not."""
+    out, root = [], _session_root()
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/status") as handle:
@@ -369,10 +391,11 @@ def _executor_processes(started_by=None):
                 stat = handle.read()
         except (OSError, StopIteration):
             continue
-        if started_by is not None and int(stat[stat.rfind(b")") + 2 :].split()[19]) > started_by:
+        started = int(stat[stat.rfind(b")") + 2 :].split()[19])
+        if window is not None and not window[0] <= started <= window[1]:
             continue
         ours = UID_BASE <= uid < UID_BASE + UID_COUNT or (uid == os.getuid() and uid != 0)  # slot uid or userns
-        if ours and b"notebook_executor" in cmdline and int(pid) != os.getpid():
+        if ours and b"notebook_executor" in cmdline and int(pid) != os.getpid() and root not in _ancestors(pid):
             out.append(pid)
     return out
 
@@ -424,8 +447,9 @@ def graded(tmp_path_factory):
         "--backend",
         BACKEND,
     ]
+    graded_from = _uptime_ticks()  # every executor of this grading started after now
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900)
-    graded_by = _uptime_ticks()  # every executor of this grading started before now
+    graded_by = _uptime_ticks()  # and before now
     if proc.returncode == 3:
         pytest.skip(f"no sandbox backend on this machine: {proc.stderr.strip()[-300:]}")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -443,7 +467,7 @@ def graded(tmp_path_factory):
         proc=proc,
         csv=csv_path.read_text(),
         folder=str(folder),
-        graded_by=graded_by,
+        graded_window=(graded_from, graded_by),
     )
 
 
@@ -469,11 +493,12 @@ def test_no_hostile_notebook_changed_a_file_or_left_a_process(graded):
         assert _sha(path) == digest, path
     # a killed sandbox's processes (a fork bomb's 64) may take a moment to be torn down on a busy host;
     # a leaked one stays, and fails here
-    # Only executors started while this grading ran count: another test may be grading in the other worker.
+    # Only executors started while this grading ran, and orphaned, count: another test may be grading in the
+    # other worker, and its live executors descend from the session's root.
     deadline = time.monotonic() + 30.0
-    while _executor_processes(graded["graded_by"]) and time.monotonic() < deadline:
+    while _executor_processes(graded["graded_window"]) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _executor_processes(graded["graded_by"]) == []
+    assert _executor_processes(graded["graded_window"]) == []
     vandal = graded["by"]["vandal"][0]["cell_errors"][-1]["error"]
     assert vandal.endswith("vandal: {}"), vandal  # no variable, no writable file, no folder reached
     hunt = graded["by"]["key_hunt"][0]["cell_errors"][-1]["error"]

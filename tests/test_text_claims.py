@@ -360,7 +360,7 @@ def test_ch9_quotes_the_recorded_trainer_heldout_figure():
     assert f"repairs {round(min(befores) * 100)} to {round(max(befores) * 100)} % of the held-out tasks" in t
     eq2, passes = data["summary"]["eq2"]["gain"], data["summary"]["passes"]["gain"]
     assert f"the change is {eq2['mean']:+.3f}" in t and f"interval {eq2['lo']:+.3f} to {eq2['hi']:+.3f})" in t
-    assert f"{passes['mean']:+.3f} with the passes only ({passes['lo']:+.3f} to {passes['hi']:+.3f})" in t
+    assert f"{passes['mean']:+.3f} ({passes['lo']:+.3f} to {passes['hi']:+.3f}) with the passes only" in t
     walls = [a["wall_s"] for r in data["runs"] for a in r["arms"].values()]
     assert max(walls) < 8 * 60 and "each in under eight minutes" in t
     assert all(a["problems_after"]["repair_rate"] == 0 for r in data["runs"] for a in r["arms"].values())
