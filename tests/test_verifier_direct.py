@@ -356,3 +356,26 @@ def test_a_warm_sandbox_that_cannot_take_its_trial_is_replaced():
         assert verdict.outcome == "pass", verdict
         assert verdict.attempts == 1
         assert not os.path.exists(f"/proc/{stuck}"), "the stopped sandbox was left behind"
+
+
+def test_a_hidden_file_is_compiled_once_and_runs_fresh_in_every_trial():
+    """The direct path keeps a fixture's compiled tests (``direct.compiled``): a second trial reuses the code
+    object, runs it in a fresh module (module state does not carry over) and records what the first did; a
+    file that does not compile is a collection error in every trial, never a cached pass."""
+    from rlvr_lab.verifier import direct
+
+    text = "STATE = []\n\n\ndef test_a():\n    STATE.append(1)\n    assert STATE == [1]\n\n\ndef test_b():\n    assert 1 == 2\n"
+    test_dir = f"/nonexistent/compiled-once-{os.getpid()}"
+    before = direct.compiled.cache_info()
+    first = direct.run_tests({"test_c.py": text}, test_dir, "p/", seed=3)
+    second = direct.run_tests({"test_c.py": text}, test_dir, "p/", seed=3)
+    after = direct.compiled.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)
+    assert first == second
+    outcomes = {r["nodeid"]: r["outcome"] for r in first["reports"]}
+    assert outcomes == {"p/test_c.py::test_a": "passed", "p/test_c.py::test_b": "failed"}
+    assert first["exit"] == 1 and first["collect_errors"] == []
+    for _ in range(2):
+        broken = direct.run_tests({"test_s.py": "def test_x(:\n    pass\n"}, test_dir, "p/", seed=3)
+        assert broken["exit"] == 2 and broken["reports"] == []
+        assert [e["nodeid"] for e in broken["collect_errors"]] == ["p/test_s.py"]

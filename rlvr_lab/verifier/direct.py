@@ -44,6 +44,9 @@ SPECIAL_NAMES = frozenset(
 )
 #: ``pytest.<name>`` a plain file may use: helpers that work without a pytest session.
 PYTEST_HELPERS = frozenset({"raises", "approx", "fail", "skip"})
+#: How many hidden-test files the scans and compiled modules below are kept for: as many fixtures as a
+#: runner keeps prepared (:data:`~rlvr_lab.verifier.runner.FIXTURE_CACHE`), one file each in the usual case.
+CACHED_FILES = 256
 #: Longest failure summary kept per test, characters (the judge trims evidence further).
 SUMMARY_CHARS = 400
 #: Standard-library modules a plain test may import and still run inside the runner process: no
@@ -124,7 +127,7 @@ def _uses_yield(fn: ast.AST) -> bool:
     return any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in _nodes(fn))
 
 
-@functools.lru_cache(maxsize=64)  # as many fixtures as a runner keeps prepared
+@functools.lru_cache(maxsize=CACHED_FILES)
 def _scan(path: str, text: str) -> tuple[str, tuple[str, ...], frozenset[str]]:
     """One parse and one walk of a hidden test file: (why it is not plain or '', every module it imports
     anywhere, every name it loads). Cached: a fixture's files are scanned once, not once per question."""
@@ -280,6 +283,14 @@ def _summary(exc: BaseException, filename: str, rel: str, lines: list[str]) -> s
     return f"{rel}:{lineno}: {type(exc).__name__}: {message}"[:SUMMARY_CHARS]
 
 
+@functools.lru_cache(maxsize=CACHED_FILES)
+def compiled(filename: str, text: str) -> tuple[types.CodeType, tuple[str, ...]]:
+    """The hidden test file ``text`` compiled under ``filename``, and its test names in source order
+    (:func:`defined_tests`). Cached: every trial of a fixture runs the same code object in a fresh module,
+    so only its first trial pays for the parse and the compile. Raises what :func:`compile` raises."""
+    return compile(text, filename, "exec", dont_inherit=True), tuple(defined_tests(text))
+
+
 def run_tests(files: Mapping[str, str], test_dir: str, prefix: str, seed: int) -> dict:
     """Run plain hidden tests in this (trusted, forked) process; the trial's record for ``judge``.
 
@@ -303,13 +314,14 @@ def run_tests(files: Mapping[str, str], test_dir: str, prefix: str, seed: int) -
             registered.append(name)
             lines = text.splitlines()
             try:
-                exec(compile(text, filename, "exec", dont_inherit=True), module.__dict__)
+                code, names = compiled(filename, text)
+                exec(code, module.__dict__)
             except RunnerOverrun:
                 raise
             except BaseException as exc:  # the module could not be imported: pytest's collection error
                 collect_errors.append({"nodeid": prefix + rel, "summary": _summary(exc, filename, rel, lines)})
                 continue
-            for test in defined_tests(text):
+            for test in names:
                 fn = module.__dict__.get(test)
                 if isinstance(fn, types.FunctionType):
                     tests.append((rel, test, fn, filename, lines))

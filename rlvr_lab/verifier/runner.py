@@ -44,7 +44,8 @@ from typing import Any, NamedTuple
 
 from rlvr_lab.sandbox.backend import SandboxBackend, SandboxFault, SandboxUnavailable, SocketChannel
 from rlvr_lab.sandbox.factory import make_backend
-from rlvr_lab.verifier.direct import direct_refusal, inprocess_refusal
+from rlvr_lab.verifier.direct import CACHED_FILES, direct_refusal, inprocess_refusal
+from rlvr_lab.verifier.direct import compiled as direct_compiled
 from rlvr_lab.verifier.judging import DETAIL_CHARS, RecordPlugin, expected_tests, judge
 from rlvr_lab.verifier.schema import Candidate, Fixture, TrialResult
 from rlvr_lab.verifier.proxy import SERVER_PATH
@@ -72,8 +73,9 @@ SCRUBBED_ENV = (
     "PY_COLORS",
     "PYTHONWARNINGS",
 )
-#: How many prepared hidden-test directories a runner keeps.
-FIXTURE_CACHE = 64
+#: How many prepared hidden-test directories a runner keeps (all of HumanEval's 164 problems fit; the
+#: direct path keeps its scans and compiled tests for as many files).
+FIXTURE_CACHE = CACHED_FILES
 
 
 class FixtureEntry(NamedTuple):
@@ -276,6 +278,11 @@ class SlotRunner:
             if any("pytest" in fixture.hidden_tests[rel] for rel in entry.plain):
                 import pytest  # noqa: F401  (pytest.raises and friends, imported once, before any fork)
             here = entry.here and threading.current_thread() is threading.main_thread()  # SIGALRM watchdog
+            for rel in entry.plain:  # compiled once: trials run here reuse it, processes forked later inherit it
+                try:
+                    direct_compiled(f"{entry.directory}/{rel}", fixture.hidden_tests[rel])
+                except (SyntaxError, ValueError):
+                    pass  # the trial reports it as pytest's collection error
             return TrialJob(*job, "direct", tuple(entry.plain), here, tuple(fixture.shared), watch=watches)
         if str(entry.directory) not in self._star_names:  # what a star import binds while collecting
             sources = [text for rel, text in fixture.hidden_tests.items() if rel.endswith(".py")]
