@@ -314,16 +314,21 @@ def _cheats(victims, key_dir):
         ),
         "tampered",
     )
+    # the cell waits for its thread's first forged frame: on a busy host the scheduler may not run a new
+    # thread before the last cell's "done" (after which the grader reads nothing), and such a run forged nothing
     out["racing_thread"] = (
         EX1,
         _with_cell(
             blank,
             "import os, struct, threading, time\n"
             'body = b\'{"t": "cell", "i": 0, "values": {}}\'\n'
+            "wrote = threading.Event()\n"
             "def race():\n    while True:\n"
             "        os.write(3, struct.pack('>I', len(body)) + body)\n"
+            "        wrote.set()\n"
             "        time.sleep(0.001)\n"
-            "threading.Thread(target=race, daemon=True).start()",
+            "threading.Thread(target=race, daemon=True).start()\n"
+            "wrote.wait(10)",
         ),
         "tampered",
     )
