@@ -165,6 +165,46 @@ def test_killed_run_resumes_without_losing_or_duplicating_records(tmp_path, cli_
     assert lineage["records"]["bytes"] == os.path.getsize(out / "records.jsonl")
 
 
+def test_a_finished_run_asked_for_again_is_read_back_not_reported_as_untrained(tmp_path, cli_run, capsys):
+    """Running the same command twice must not claim that GRPO changed nothing (it once did: the second
+    call resumed at the end, took no step and reported the warm start as the result after GRPO)."""
+    from rlvr_lab.train.finished import finished_result
+
+    out = tmp_path / "run"
+    shutil.copytree(cli_run, out)
+    # the ci preset's tiny model ends where it starts (pass@1 0): mark the last evaluation, in the metrics
+    # and the summary alike, so that a warm start reported as the result cannot pass for it
+    summary = json.loads((out / "summary.json").read_text())
+    rows = _metrics(out)
+    rows[-1]["heldout_pass1"] = summary["after"]["pass1"] = 0.5
+    (out / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (out / "summary.json").write_text(json.dumps(summary))
+    assert summary["before"]["pass1"] != 0.5 and summary["rollouts"] > 0
+    names = ("summary.json", "report.md", "metrics.jsonl", "records.jsonl")
+    digests = {n: file_digest(str(out / n)) for n in names}
+    config = TrainConfig.preset("ci", out_dir=str(out), progress=False)
+
+    again = train(config)
+    assert (again.before, again.after, again.rollouts) == (summary["before"], summary["after"], summary["rollouts"])
+    assert again.wall_s == summary["wall_s"] and again.timing == summary["timing"]
+    assert {n: file_digest(str(out / n)) for n in names} == digests, "a finished run's files were rewritten"
+
+    assert cli_main(["train", "--preset", "ci", "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "already holds this run, finished" in printed
+    assert f"pass@1 after GRPO: {summary['after']['pass1']:.3f}" in printed
+
+    # killed between its last checkpoint and its report: the result comes from the metrics and the lineage
+    for name in ("summary.json", "report.md"):
+        os.remove(out / name)
+    bare = finished_result(config)
+    assert (bare.before, bare.after, bare.rollouts, bare.wall_s) == (summary["before"], summary["after"], 0, 0.0)
+    # another trajectory, or a longer run, is not this finished one
+    assert finished_result(config.with_overrides(seed=config.seed + 1)) is None
+    assert finished_result(config.with_overrides(grpo_steps=config.grpo_steps + 1)) is None
+    assert finished_result(TrainConfig.preset("ci", out_dir=str(tmp_path / "empty"))) is None
+
+
 def test_replay_check_and_multi_turn_records(tmp_path, cli_run):
     from rlvr_lab.policy import load_policy
     from rlvr_lab.records import flatten

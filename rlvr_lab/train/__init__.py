@@ -87,7 +87,9 @@ def __getattr__(name: str):
 def train(config: TrainConfig, pool=None):
     """Run warm start, GRPO and held-out evaluation; returns a ``TrainResult`` (see :mod:`.grpo_loop`).
 
-    ``pool`` is an optional :class:`rlvr_lab.verifier.VerifierPool` to share between runs.
+    ``pool`` is an optional :class:`rlvr_lab.verifier.VerifierPool` to share between runs. When
+    ``config.out_dir`` already holds this run, finished, its stored result is returned and nothing is
+    trained or rewritten (:func:`rlvr_lab.train.finished.finished_result`); an unfinished one is resumed.
 
     >>> TrainConfig.preset("ci").engine
     'ours'
@@ -101,5 +103,7 @@ def train(config: TrainConfig, pool=None):
 
         return train_trl(config, pool=pool)
     from rlvr_lab.train.grpo_loop import train as train_ours
+    from rlvr_lab.train.finished import finished_result
 
-    return train_ours(config, pool=pool)
+    done = finished_result(config)
+    return done if done is not None else train_ours(config, pool=pool)

@@ -168,6 +168,7 @@ def run(args) -> int:
     """Build the config from the arguments, train, print the report; returns the exit code."""
     from rlvr_lab.train import train
     from rlvr_lab.train.config import default_preset
+    from rlvr_lab.train.finished import finished_result
     from rlvr_lab.train.report import format_report
 
     preset = args.preset or default_preset()
@@ -184,6 +185,11 @@ def run(args) -> int:
 
         print(format_summary(train_repair(config, update=update)))
         return 0
+    if finished_result(config) is not None:
+        print(
+            f"{config.out_dir} already holds this run, finished ({config.grpo_steps} GRPO steps): its report "
+            "follows. Delete that folder, or pass --out, to train again."
+        )
     result = train(config)
     print(format_report(result, config))
     return 0
