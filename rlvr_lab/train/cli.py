@@ -185,11 +185,13 @@ def run(args) -> int:
 
         print(format_summary(train_repair(config, update=update)))
         return 0
-    if finished_result(config) is not None:
+    result = finished_result(config)
+    if result is not None:
         print(
             f"{config.out_dir} already holds this run, finished ({config.grpo_steps} GRPO steps): its report "
             "follows. Delete that folder, or pass --out, to train again."
         )
-    result = train(config)
+    else:
+        result = train(config)
     print(format_report(result, config))
     return 0

@@ -17,6 +17,7 @@ from rlvr_lab.train.metrics import MetricsLog
 
 
 def _trajectory(config_dict: dict, keys) -> str:
+    """Canonical JSON of ``config_dict``'s values for ``keys`` (a stored config compares with a live one)."""
     return json.dumps({k: config_dict.get(k) for k in keys}, sort_keys=True, default=list)
 
 
@@ -31,13 +32,12 @@ def finished_result(config):
     it belongs to the same run, else they are zero (the process that trained was killed before its report).
     """
     latest = ckpt.latest_checkpoint(config.out_dir)
-    warm = os.path.join(config.out_dir, "warmstart")
+    warm = os.path.join(config.out_dir, "warmstart")  # Run.warm_dir, without building a Run
     if config.grpo_steps < 1 or latest is None or not os.path.exists(os.path.join(warm, "lineage.json")):
         return None
     lineage, wanted = ckpt.read_lineage(latest), json.loads(config.digest_json())
-    if lineage.get("step") != config.grpo_steps - 1:
-        return None
-    if _trajectory(lineage.get("config", {}), wanted) != _trajectory(wanted, wanted):
+    target = _trajectory(wanted, wanted)
+    if lineage.get("step") != config.grpo_steps - 1 or _trajectory(lineage.get("config", {}), wanted) != target:
         return None
     try:
         rows = MetricsLog(config.out_dir).rows()
@@ -53,7 +53,7 @@ def finished_result(config):
     if os.path.exists(path):
         with open(path, encoding="utf-8") as fh:
             stored = json.load(fh)
-        if _trajectory(stored.get("config", {}), wanted) != _trajectory(wanted, wanted) or stored.get("after") != after:
+        if _trajectory(stored.get("config", {}), wanted) != target or stored.get("after") != after:
             stored = {}
     return TrainResult(
         config.out_dir,
