@@ -246,7 +246,7 @@ def _state_fixture(mode: str, trials: int) -> Fixture:
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the probe uses x86_64 syscall numbers")
 def test_candidate_b_learns_nothing_from_candidate_a(verifier):
-    leftover = verifier.slot_dir / "slot" / "sandbox" / "ws" / "c0-left-by-a-dead-runner"
+    leftover = verifier.slot_dir / "run" / "home" / "user" / "c0-left-by-a-dead-runner"
     leftover.mkdir(parents=True)
     (leftover / "solution.py").write_text("SECRET = 1\n")
     a = verifier.verify(Candidate({"solution.py": GOOD + PLANT}), _state_fixture("plant", 3))

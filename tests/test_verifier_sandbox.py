@@ -49,7 +49,7 @@ def verifier():
 
 
 def hidden_files(v: Verifier) -> list[Path]:
-    return sorted(Path(v.slot_dir).glob("slot/runner/tests/*/test_hidden.py"))
+    return sorted(Path(v.slot_dir).glob("run/runner/tests/*/test_hidden.py"))
 
 
 def run(v: Verifier, body: str, prefix: str = "", limits: Limits | None = None):
@@ -90,6 +90,26 @@ def test_the_candidate_sees_an_ordinary_machine(verifier):
     if verifier.sandbox_uid is not None:
         ids = "import os\ndef double(x):\n    return 2 * x if (os.getuid(), os.getgid()) == (1000, 1000) else 0\n"
         assert run(verifier, ids).outcome == "pass"
+
+
+def test_a_sandbox_built_ahead_takes_its_own_trials_limits(verifier):
+    """The zygote builds the next sandbox's view (scratch mounts, IPC limits) ahead of its trial, for the
+    limits of the trial before (``namespaces.prepare_view``). Whatever came before, a trial gets its own:
+    ``/tmp`` sized from its file limit and shared memory capped at its memory limit."""
+
+    def probe(limits: Limits) -> str:
+        tmp_bytes = max(1, min(64, 2 * limits.file_mb)) * 1024 * 1024
+        body = (
+            "import os\ndef double(x):\n    st = os.statvfs('/tmp')\n"
+            f"    ok = st.f_blocks * st.f_frsize == {tmp_bytes} and "
+            f"int(open('/proc/sys/kernel/shmmax').read()) == {limits.memory_mb * 1024 * 1024}\n"
+            "    return 2 * x if ok else 0\n"
+        )
+        return run(verifier, body, limits=limits).outcome
+
+    small = Limits(wall_s=5.0, cpu_s=5, memory_mb=256, processes=16, file_mb=4, open_files=64, output_kb=64)
+    large = Limits(wall_s=5.0, cpu_s=5, memory_mb=384, processes=16, file_mb=16, open_files=64, output_kb=64)
+    assert [probe(small), probe(large), probe(large), probe(small), probe(small)] == ["pass"] * 5
 
 
 def test_crash_at_import_fails(verifier):

@@ -357,11 +357,26 @@ def decode_bomb_fixture() -> Fixture:
 _TELLS = """
 import os, socket, sys
 
-WORDS = ("rlvr", "sandbox", "verif", "workspace", "chan", "grader")
+WORDS = ("rlvr", "sandbox", "verif", "workspace", "chan", "grader", "zygote")
+#: Where the sandbox mounts things (the host's own mounts elsewhere belong to the machine, not the check).
+OURS = ("/home", "/opt", "/run", "/tmp", "/var/tmp", "/dev/shm")
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _graded():
-    seen = [os.getcwd(), socket.gethostname(), *os.environ, *os.environ.values(), *sys.path]
+    seen = [os.getcwd(), socket.gethostname(), *os.environ, *os.environ.values(), *sys.path, *sys.orig_argv]
+    seen += [_read(f"/proc/{p}/{f}") for p in ("self", "1") for f in ("cmdline", "comm")]
+    for line in _read("/proc/self/mountinfo").splitlines():
+        root, point = line.split()[3:5]  # the mount's source path in its filesystem, and where it is mounted
+        if point.startswith(OURS):
+            seen += [root, point]
     for folder in ("/", "/run", "/home", "/opt", "/tmp", "/var", ".."):
         try:
             seen += os.listdir(folder)

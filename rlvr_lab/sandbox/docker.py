@@ -8,7 +8,9 @@ is mounted at ``/opt/app/server.py`` and talks on a Unix socket in a per-trial d
 inside) that the container connects to; the candidate's stdout and stderr go to the container log.
 
 What the candidate sees is ordinary: uid and gid 1000 (``user``), hostname ``localhost``, its graded copy
-as the working directory ``/home/user/project``; no path is named after the verifier.
+as the working directory ``/home/user/project``; no path is named after the verifier, not even the host
+paths ``/proc/self/mountinfo`` shows (the server module and the entry point are mounted from copies in the
+slot's folder) or the command lines (the entry point is a file, and rewrites its own, :mod:`title`).
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ OUTPUT_EXCERPT = 2048
 
 #: Where the graded copy is mounted (the candidate's working directory) and where the channel's socket is.
 WORKDIR, CHAN_DIR = "/home/user/project", "/run/app"
-#: The container's entry point: connect to the runner's socket and serve the candidate from WORKDIR.
-BOOTSTRAP = (
+#: The container's entry point, mounted as ``/opt/app/main.py`` (a file, not ``-c`` code: docker's init,
+#: PID 1, shows its child's command line in its own): make the command line a plain ``python3``
+#: (:mod:`title`, whose source comes first), connect to the runner's socket, serve the candidate from WORKDIR.
+BOOTSTRAP = (Path(__file__).with_name("title.py").read_text() + "\nplain_command_line()\n") + (
     "import os, socket, sys\n"
     "sys.path.insert(0, '/opt/app')\n"
     "import server as sandbox_server\n"
@@ -200,16 +204,25 @@ class DockerBackend(SandboxBackend):
         """``server_path``: the stdlib-only module with ``serve(rfd, wfd, workdir)`` each container runs
         (the verifier's :mod:`~rlvr_lab.verifier.proxy.server`, the grader's notebook executor); ``binds``:
         more host folders to mount read-only, ``{host path: container path}``."""
-        self.server_path = str(server_path)
+        self.slot_dir = Path(slot_dir).resolve()
+        # A container's /proc/self/mountinfo names the host path of every bind: the server module is
+        # mounted from a copy in the slot's folder, not from the package (whose path names the verifier).
+        self.app_dir = self.slot_dir / "share"  # not "lib": the grader stages its library there
+        self.app_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.app_dir, 0o755)
+        self.server_path = str(self.app_dir / "server.py")
+        shutil.copyfile(server_path, self.server_path)
+        (self.app_dir / "main.py").write_text(BOOTSTRAP)
+        for name in ("server.py", "main.py"):
+            os.chmod(self.app_dir / name, 0o644)
         self.binds = {str(host): {"bind": inside, "mode": "ro"} for host, inside in (binds or {}).items()}
         self.client = docker_client()
         self._meter = ContentionMeter()
         build_image(self.client)
-        self.slot_dir = Path(slot_dir).resolve()
-        self.workspace_root = self.slot_dir / "ws"
+        self.workspace_root = self.slot_dir / "user"  # as the local backend's: an ordinary path in mountinfo
         self.workspace_root.mkdir(parents=True, exist_ok=True)
         os.chmod(self.workspace_root, 0o755)
-        self.chan_root = self.slot_dir / "chan"
+        self.chan_root = self.slot_dir / "app"
         self.chan_root.mkdir(parents=True, exist_ok=True)
         os.chmod(self.chan_root, 0o755)
         self._count = 0
@@ -239,7 +252,7 @@ class DockerBackend(SandboxBackend):
         try:
             container = self.client.containers.create(
                 IMAGE,
-                [f"{PY_PREFIX}/bin/python3", "-I", "-S", "-B", "-c", BOOTSTRAP],
+                [f"{PY_PREFIX}/bin/python3", "-I", "-S", "-B", "/opt/app/main.py"],
                 user=SANDBOX_USER,
                 working_dir=WORKDIR,
                 hostname="localhost",
@@ -249,7 +262,7 @@ class DockerBackend(SandboxBackend):
                 volumes={
                     str(workspace): {"bind": WORKDIR, "mode": "ro"},
                     str(chan_dir): {"bind": CHAN_DIR, "mode": "ro"},
-                    self.server_path: {"bind": "/opt/app/server.py", "mode": "ro"},
+                    str(self.app_dir): {"bind": "/opt/app", "mode": "ro"},
                     **self.binds,
                 },
                 mem_limit=f"{limits.memory_mb}m",

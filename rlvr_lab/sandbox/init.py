@@ -14,10 +14,11 @@ import select
 import signal
 import socket
 
-try:  # in the zygote: loaded by path, after namespaces.py was loaded as sandbox_namespaces
+try:  # in the zygote: loaded by path, after namespaces.py and title.py, as sandbox_<stem>
     import sandbox_namespaces as namespaces
+    import sandbox_title as title
 except ImportError:  # imported as part of the package (documentation, doctests)
-    from rlvr_lab.sandbox import namespaces
+    from rlvr_lab.sandbox import namespaces, title
 
 #: Bytes of candidate output kept for the evidence.
 OUTPUT_EXCERPT = 2048
@@ -30,6 +31,10 @@ PR_SET_NAME = 15
 #: What a warm sandbox's init answers on its control socket when its trial arrives.
 TAKEN = b"taken"
 
+#: The zygote's argument area, read once when it loads this module; every sandbox, a fork, has it at the
+#: same addresses and overwrites it (:func:`title.write_title`) so that its processes read as ``python3``.
+ARGUMENT_AREA = title.own_argument_area()
+
 
 def set_name(name):
     """Name this process in ``ps`` and ``/proc/PID/comm`` (at most 15 bytes): ``rlvr-warm-init`` and
@@ -39,9 +44,10 @@ def set_name(name):
 
 
 def _init_start(keep_fds):
-    """First steps of a sandbox's init: die with the zygote, default SIGINT, no inherited descriptor but
-    ``keep_fds``."""
+    """First steps of a sandbox's init: die with the zygote, an ordinary command line (before the server is
+    forked, which inherits it), default SIGINT, no inherited descriptor but ``keep_fds``."""
     namespaces.prctl(namespaces.PR_SET_PDEATHSIG, signal.SIGKILL)
+    title.write_title(ARGUMENT_AREA)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     for name in os.listdir("/proc/self/fd"):
         if int(name) > 2 and int(name) not in keep_fds:
@@ -88,7 +94,7 @@ def run_init(server_module, chan_fd, status_w, workdir, limits, uid, mode="root"
     os._exit(code)
 
 
-def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, plain_name="python3"):
+def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, plain_name="python3", view=None):
     """PID 1 of a sandbox built ahead of its trial (``root`` and ``userns`` modes); never returns.
 
     It enters fresh mount and IPC namespaces and forks the server process, which waits, still
@@ -97,8 +103,12 @@ def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, pl
     (so the zygote knows the sandbox was alive to take it), mounts the trial's
     view (:func:`trial_view`), hands the job and the channel to the server, which then confines itself
     exactly as in :func:`run_server`, and supervises it as :func:`run_init` does. End of stream on
-    ``ctl_fd`` (the zygote dropped this sandbox) ends it unused. Only the forks and the namespaces are
-    done early: nothing a trial depends on (graded copy, limits, uid) is known before the job arrives.
+    ``ctl_fd`` (the zygote dropped this sandbox) ends it unused.
+
+    ``view`` (``{"root", "limits"}``, the previous trial's): build the view ahead too, for those limits
+    (:func:`namespaces.prepare_view`), after the server was forked, so it never holds the descriptor of the
+    uncovered root; the trial then only adjusts the sizes it changed and binds its graded copy. Nothing of
+    a candidate is known, held or visible before its trial arrives.
     The zygote forks it already named ``rlvr-warm-init``; at its trial it takes ``plain_name`` (the
     zygote's own) back.
     """
@@ -126,6 +136,7 @@ def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, pl
             )
         os.close(out_w)
         theirs.close()
+        under = namespaces.prepare_view(view["root"], view["limits"], mode) if view else None
         ctl = socket.socket(fileno=ctl_fd)
         message, fds, _, _ = socket.recv_fds(ctl, 1 << 20, 1)
         if not message or len(fds) != 1:
@@ -133,7 +144,14 @@ def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, pl
         ctl.send(TAKEN)  # the zygote waits for this: a warm sandbox that died unseen is replaced, not used
         job = json.loads(message.decode())
         set_name(plain_name)
-        namespaces.trial_view(job["workdir"], job["limits"], mode)
+        if under is None:
+            namespaces.trial_view(job["workdir"], job["limits"], mode)
+        else:
+            if os.path.dirname(job["workdir"]) != view["root"]:
+                raise ValueError("the warm view was built for another root")
+            if not namespaces.adjust_view(view["limits"], job["limits"], mode):
+                raise ValueError("the warm view was built for other shared or kept paths")
+            namespaces.show_graded_copy(under, job["workdir"])
         socket.send_fds(ours, [message], fds)
         os.close(fds[0])
         ours.close()

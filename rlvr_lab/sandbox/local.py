@@ -306,7 +306,8 @@ class LocalBackend(SandboxBackend):
         self.isolation: tuple[str, ...] = LAYERS[self.mode]
         """The layers in force for every sandbox of this backend (recorded in each verdict)."""
         self.slot_dir = Path(slot_dir).resolve()
-        self.workspace_root = self.slot_dir / "ws"
+        # "home/user" under the runner's folder: the path a candidate can read in /proc/self/mountinfo
+        self.workspace_root = self.slot_dir / "user"
         self.workspace_root.mkdir(parents=True, exist_ok=True)
         os.chmod(self.workspace_root, 0o755)
         self.uid: int | None = None

@@ -4,14 +4,15 @@ library only, loaded by the zygote by path).
 :func:`setup_namespaces` runs once per zygote (private mount, network, IPC and UTS namespaces, the host's
 directories hidden, the slot's workspace root read-only at :data:`SANDBOX_ROOT`). Per trial, init calls
 :func:`fresh_namespaces` and :func:`trial_view` (its own ``/proc``, tmpfs scratch, every other graded copy
-hidden), and :func:`run_server` confines the candidate's process (rlimits, slot uid, no new privileges)
+hidden; a warm sandbox builds all of it but the graded copy ahead, :func:`prepare_view`), and :func:`run_server` confines the candidate's process (rlimits, slot uid, no new privileges)
 before it serves on the channel.
 
 An ordinary view: nothing the candidate can see is named after the verifier. Its graded copy is its working
 directory at ``/home/user/project`` (:func:`shown_workdir`), the hostname is ``localhost``, and in its own
 user namespace it is uid and gid :data:`INSIDE_ID` (:func:`ordinary_identity`; outside it is still the slot
-uid, or the caller's user). A candidate that behaves only when it believes it is graded therefore has no
-cheap tell. What a behavioural check cannot hide (the namespace's uid map, the server's module in the
+uid, or the caller's user), every process reads as a plain ``python3`` in ``/proc/PID/cmdline``
+(:mod:`title`), and the host folders its mounts come from (which ``/proc/self/mountinfo`` shows) have
+ordinary names. A candidate that behaves only when it believes it is graded therefore has no cheap tell. What a behavioural check cannot hide (the namespace's uid map, the server's module in the
 candidate's own process, the timing of a test) chapter 6 says.
 """
 
@@ -281,42 +282,102 @@ def ordinary_identity(confine, inside=INSIDE_ID):
 def trial_view(workdir, limits, mode):
     """In a sandbox's init, after :func:`fresh_namespaces`: the IPC limits, only this trial's graded copy
     (at :func:`shown_workdir`) beside the backend's shared entries, and fresh ``/tmp``-like tmpfs mounts
-    sized from the limits."""
-    for path, value in ipc_limits(limits["memory_mb"]).items():
-        if os.path.exists(path):  # fs.mqueue is absent without POSIX message queues
-            try:
-                with open(path, "w") as handle:
-                    handle.write(str(value))
-            except OSError:
-                if mode == "root":  # a user namespace on an older kernel may not own these
-                    raise
-    # Only this trial's graded copy (and the backend's shared entries, such as the grader's staged
-    # library) is visible: an empty tmpfs hides its siblings (other candidates').
-    root = os.path.dirname(workdir)
-    shown = [shown_workdir(workdir)] + limits["shared"]
-    views = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in [workdir] + limits["shared"]]
+    sized from the limits (:func:`prepare_view`, then :func:`show_graded_copy`)."""
+    show_graded_copy(prepare_view(os.path.dirname(workdir), limits, mode), workdir)
+
+
+def prepare_view(root, limits, mode):
+    """Everything of a trial's view but its graded copy, which may not exist yet: a warm sandbox builds this
+    ahead of its trial from the limits it expects (:func:`adjust_view` corrects them).
+
+    The IPC limits; an empty read-only tmpfs over ``root`` (so no other candidate's copy is visible) holding
+    the backend's shared entries, read-only, and the empty mount point :data:`PROJECT`; fresh tmpfs on
+    ``/tmp``, ``/var/tmp`` and ``/dev/shm`` (kept directories below them stay visible, read-only). Returns
+    an ``O_PATH`` descriptor of ``root`` as it was before it was covered, for :func:`show_graded_copy`; init
+    holds it, the candidate's process never does."""
+    write_ipc_limits(limits["memory_mb"], mode)
+    under = os.open(root, os.O_PATH | os.O_DIRECTORY)
+    views = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in limits["shared"]]
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=16k,mode=755")
-    for path, (_, fd) in zip(shown, views):
+    os.mkdir(os.path.join(root, PROJECT), 0o755)
+    for path, fd in views:
         os.mkdir(path, 0o755)
         mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
         remount_read_only(path)
         os.close(fd)
     mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=16k,mode=755")
-    tmp_mb = max(1, min(64, 2 * int(limits["file_mb"])))
-    for path in ("/tmp", "/var/tmp", "/dev/shm"):
+    for path in TMP_DIRS:
         if os.path.isdir(path):
-            # kept directories below it (a virtual environment under /tmp) stay visible, read-only
             kept = [
                 (k, os.open(k, os.O_PATH | os.O_DIRECTORY))
                 for k in limits.get("keep", ())
                 if k.startswith(path + "/") and os.path.isdir(k)
             ]
-            mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_mb}m,mode=1777")
+            mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_size_mb(limits)}m,mode=1777")
             for k, fd in kept:
                 os.makedirs(k, 0o755, exist_ok=True)
                 mount(f"/proc/self/fd/{fd}", k, None, MS_BIND | MS_REC)
                 remount_read_only(k)
                 os.close(fd)
+    return under
+
+
+def adjust_view(expected, limits, mode):
+    """A warm sandbox's view was built for the limits ``expected``; give it the trial's ``limits``: rewrite
+    the IPC limits and resize the tmpfs mounts where they differ. Returns False when the view cannot be
+    adjusted (another shared entry or kept path): the sandbox must not be used.
+
+    >>> built = {"memory_mb": 256, "file_mb": 4, "shared": ["/home/user/lib"], "keep": []}
+    >>> adjust_view(built, dict(built, shared=[]), "root")
+    False
+    """
+    for key in ("shared", "keep"):
+        if list(expected.get(key, ())) != list(limits.get(key, ())):
+            return False
+    if int(expected["memory_mb"]) != int(limits["memory_mb"]):
+        write_ipc_limits(limits["memory_mb"], mode)
+    if tmp_size_mb(expected) != tmp_size_mb(limits):
+        for path in TMP_DIRS:
+            if os.path.isdir(path):
+                flags = MS_REMOUNT | MS_NOSUID | MS_NODEV
+                mount(None, path, None, flags, f"size={tmp_size_mb(limits)}m,mode=1777")
+    return True
+
+
+def show_graded_copy(under, workdir):
+    """Bind the trial's graded copy (``workdir``, found below ``under``, the descriptor
+    :func:`prepare_view` returned, which this closes) read-only at :func:`shown_workdir`."""
+    try:
+        fd = os.open(os.path.basename(workdir), os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=under)
+    finally:
+        os.close(under)
+    try:
+        mount(f"/proc/self/fd/{fd}", shown_workdir(workdir), None, MS_BIND | MS_REC)
+    finally:
+        os.close(fd)
+    remount_read_only(shown_workdir(workdir))
+
+
+#: The world-writable scratch directories a trial gets fresh.
+TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def tmp_size_mb(limits):
+    """Size of each fresh scratch tmpfs, MiB: twice the file-size limit, between 1 and 64."""
+    return max(1, min(64, 2 * int(limits["file_mb"])))
+
+
+def write_ipc_limits(memory_mb, mode):
+    """Write :func:`ipc_limits` into this IPC namespace (as root; in a user namespace on an older kernel
+    they may not be ours to write, and are skipped)."""
+    for path, value in ipc_limits(memory_mb).items():
+        if os.path.exists(path):  # fs.mqueue is absent without POSIX message queues
+            try:
+                with open(path, "w") as handle:
+                    handle.write(str(value))
+            except OSError:
+                if mode == "root":
+                    raise
 
 
 def probe(mode, confine):

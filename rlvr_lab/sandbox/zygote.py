@@ -53,7 +53,7 @@ PRELOAD = (
 )
 #: Modules of this folder the zygote loads by path (they import the standard library only and each
 #: other under these names: ``sandbox_<stem>``); ``tests/test_sandbox_stdlib.py`` holds them to that.
-SIBLINGS = ("namespaces", "init", "confine", "clock")
+SIBLINGS = ("title", "namespaces", "init", "confine", "clock")
 #: Seconds the zygote waits for a warm sandbox to answer that it took its trial (it answers in
 #: microseconds when alive; past this it is replaced by one built from scratch).
 TAKE_WAIT_S = 2.0
@@ -78,6 +78,7 @@ def load_sibling(stem):
 
 #: The namespaces and mounts of one sandbox, and a sandbox's PID 1, loaded once before any namespace is
 #: entered (init imports namespaces, so it comes second).
+title = load_sibling("title")
 namespaces = load_sibling("namespaces")
 init = load_sibling("init")
 
@@ -101,6 +102,7 @@ class Zygote:
         self.pidns_fd = os.open("/proc/self/ns/pid", os.O_RDONLY)
         self.sessions = {}
         self.warm = None  # the next sandbox, built ahead of its trial: {"pid", "ctl", "status_r"}
+        self.expected = None  # the limits the next trial is expected to have (the last trial's)
         with open("/proc/self/comm") as handle:
             self.name = handle.read().strip()  # what every trial's processes are called
 
@@ -133,7 +135,8 @@ class Zygote:
         if pid == 0:
             os.close(status_r)
             ours.close()
-            init.run_warm_init(self.server, theirs.fileno(), status_w, self.mode, self.confine, self.name)
+            view = None if self.expected is None else {"root": self.root, "limits": self.expected}
+            init.run_warm_init(self.server, theirs.fileno(), status_w, self.mode, self.confine, self.name, view)
         theirs.close()
         os.close(status_w)
         self.warm = {"pid": pid, "ctl": ours, "status_r": status_r}
@@ -178,6 +181,7 @@ class Zygote:
                 self.config["keep"] + [workdir] + limits["shared"] + list(self.confine.READ_ONLY_ROOTS)
             )
         warm = self._take_warm({"workdir": workdir, "limits": limits, "uid": int(request["uid"])}, chan_fd)
+        self.expected = limits  # the next warm sandbox's view is built for these
         if warm is not None:
             pid, status_r = warm
         else:

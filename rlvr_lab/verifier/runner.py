@@ -102,7 +102,7 @@ class SlotRunner:
         self.backend = (
             backend
             if isinstance(backend, SandboxBackend)
-            else make_backend(backend, self.slot_dir / "sandbox", SERVER_PATH)
+            else make_backend(backend, self.slot_dir / "home", SERVER_PATH)
         )
         self._empty_workspace_root()
         self.runner_dir = self.slot_dir / "runner"

@@ -153,7 +153,8 @@ class Verifier:
         self.seed = seed
         self._owns_dir = work_dir is None
         self.slot_dir = Path(
-            tempfile.mkdtemp(prefix="rlvr-verifier-", dir=scratch_root()) if work_dir is None else work_dir
+            # an ordinary name: the sandbox's /proc/self/mountinfo shows where its graded copy lives
+            tempfile.mkdtemp(dir=scratch_root()) if work_dir is None else work_dir
         )
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
@@ -174,7 +175,7 @@ class Verifier:
             "from rlvr_lab.verifier.runner import main; sys.exit(main())"
         )
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-B", "-c", bootstrap, self.backend, str(self.slot_dir / "slot")]
+            [sys.executable, "-I", "-B", "-c", bootstrap, self.backend, str(self.slot_dir / "run")]
             + ([] if self.cpus is None else [",".join(map(str, self.cpus))]),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
