@@ -303,12 +303,15 @@ chapter.exploit_gallery_figure(gallery["exploit"], gallery["naive harness"], gal
 # The sandbox removes the tells that cost nothing to check. The candidate's working directory is
 # `/home/user/project`, its hostname `localhost`, and inside a user namespace of its own it is uid and gid
 # 1000 (outside, still the slot's uid). No path it can list, no environment variable and no seed names the
-# verifier. The same holds in the docker backend. A test plants a candidate that writes the bug unless it
-# sees one of those tells, and it fails on both backends.
+# verifier. Nor do the two files a curious program reads about itself: every process of a sandbox shows a
+# plain `python3` as its command line, and the host folders behind its mounts, which
+# `/proc/self/mountinfo` lists, have ordinary names. The same holds in the docker backend. A test plants a
+# candidate that writes the bug unless it sees one of those tells, and it fails on both backends.
 #
 # A candidate that looks harder still finds seams. The namespace's uid map names the outer uid, its own call
-# stack shows the server that called it, and a sandbox is by construction *different* from production: no
-# network, tight limits, a proxy in front of every call. Any behavioural check judges the behaviour it
+# stack shows the server that called it, a container shows docker's init as its first process, a scratch
+# folder that its user named after the course shows in the mount list, and a sandbox is by construction
+# *different* from production: no network, tight limits, a proxy in front of every call. Any behavioural check judges the behaviour it
 # observes, so a verdict is evidence about the candidate *under verification*. What closes the rest is
 # outside the verifier: reading the change (a short diff against a known base), tests where the code really
 # runs, and monitoring after release.
