@@ -3,6 +3,8 @@ engine for the cpu preset's overlap, which it refuses, and crashed before traini
 
 import importlib.util
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -37,3 +39,16 @@ def test_the_repair_comparison_gives_both_engines_the_same_episodes(preset, tmp_
     assert ours.env == trl.env == "repair" and not trl.overlap and ours.out_dir != trl.out_dir
     keys = ("grpo_steps", "tasks_per_step", "group_size", "horizon", "seed", "passes", "lr", "beta")
     assert [getattr(ours, k) for k in keys] == [getattr(trl, k) for k in keys]
+
+
+@pytest.mark.parametrize("flag", ["--n", "--baseline-n", "--rounds", "--humaneval-baseline-n"])
+def test_the_verifier_benchmark_refuses_an_empty_sample(flag):
+    """A median over no candidates is undefined: the benchmark says which flag, before any work."""
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "verifier.py"), flag, "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and f"{flag} must be at least 1" in proc.stderr
+    assert "Traceback" not in proc.stderr
