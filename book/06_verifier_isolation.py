@@ -311,8 +311,8 @@ chapter.exploit_gallery_figure(gallery["exploit"], gallery["naive harness"], gal
 # A candidate that looks harder still finds seams. The namespace's uid map names the outer uid, its own call
 # stack shows the server that called it, a container shows docker's init as its first process, a scratch
 # folder that its user named after the course shows in the mount list, and a sandbox is by construction
-# *different* from production: no network, tight limits, a proxy in front of every call. Any behavioural check judges the behaviour it
-# observes, so a verdict is evidence about the candidate *under verification*. What closes the rest is
+# *different* from production: no network, tight limits, a proxy in front of every call. Any behavioural
+# check judges the behaviour it observes, so a verdict is evidence about the candidate *under verification*. What closes the rest is
 # outside the verifier: reading the change (a short diff against a known base), tests where the code really
 # runs, and monitoring after release.
 #
