@@ -358,11 +358,10 @@ def main() -> int:
         return 0
     if args.quick:
         args.n, args.baseline_n, args.humaneval, args.humaneval_baseline_n, args.rounds = 60, 20, 40, 20, 1
-    for flag in ("n", "baseline_n", "rounds"):
-        if getattr(args, flag) < 1:
+    for flag in ("n", "baseline_n", "rounds", "humaneval_baseline_n"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
             parser.error(f"--{flag.replace('_', '-')} must be at least 1 (a median of nothing is undefined)")
-    if args.humaneval_baseline_n is not None and args.humaneval_baseline_n < 1:
-        parser.error("--humaneval-baseline-n must be at least 1 (a median of nothing is undefined)")
     if args.humaneval < 0:
         parser.error("--humaneval must be 0 (skip that table) or more")
     fx = fixture()

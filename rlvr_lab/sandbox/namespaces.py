@@ -4,16 +4,18 @@ library only, loaded by the zygote by path).
 :func:`setup_namespaces` runs once per zygote (private mount, network, IPC and UTS namespaces, the host's
 directories hidden, the slot's workspace root read-only at :data:`SANDBOX_ROOT`). Per trial, init calls
 :func:`fresh_namespaces` and :func:`trial_view` (its own ``/proc``, tmpfs scratch, every other graded copy
-hidden; a warm sandbox builds all of it but the graded copy ahead, :func:`prepare_view`), and :func:`run_server` confines the candidate's process (rlimits, slot uid, no new privileges)
-before it serves on the channel.
+hidden; a warm sandbox builds all of it but the graded copy ahead, :func:`prepare_view`), and
+:func:`run_server` confines the candidate's process (rlimits, slot uid, no new privileges) before it serves
+on the channel.
 
 An ordinary view: nothing the candidate can see is named after the verifier. Its graded copy is its working
 directory at ``/home/user/project`` (:func:`shown_workdir`), the hostname is ``localhost``, and in its own
 user namespace it is uid and gid :data:`INSIDE_ID` (:func:`ordinary_identity`; outside it is still the slot
 uid, or the caller's user), every process reads as a plain ``python3`` in ``/proc/PID/cmdline``
 (:mod:`title`), and the host folders its mounts come from (which ``/proc/self/mountinfo`` shows) have
-ordinary names. A candidate that behaves only when it believes it is graded therefore has no cheap tell. What a behavioural check cannot hide (the namespace's uid map, the server's module in the
-candidate's own process, the timing of a test) chapter 6 says.
+ordinary names. A candidate that behaves only when it believes it is graded therefore has no cheap tell.
+What a behavioural check cannot hide (the namespace's uid map, the server's module in the candidate's own
+process, the timing of a test) chapter 6 says.
 """
 
 import ctypes

@@ -2,9 +2,8 @@
 
 ``/proc/PID/cmdline`` is not a copy: the kernel reads it from the process's own memory, the argument
 area between ``arg_start`` and ``arg_end`` of ``/proc/PID/stat``. The zygote starts as ``python3 -I -S -B
-.../rlvr_lab/sandbox/zygote.py`` and a docker sandbox as ``python3 -c <bootstrap>``, and every sandbox
-process is a fork of one of them, so without this the first file a candidate reads about itself names the
-verifier. :func:`write_title` overwrites that area: a sandbox's init does it first thing after its fork
+.../rlvr_lab/sandbox/zygote.py`` and every local sandbox process is a fork of it, so without this the first
+file a candidate reads about itself names the verifier. :func:`write_title` overwrites that area: a sandbox's init does it first thing after its fork
 (the zygote itself keeps its command line, so that ``ps`` still tells an operator what it is), a docker
 sandbox at its start, so that every process of every sandbox reads as a plain ``python3``.
 
@@ -52,7 +51,5 @@ def write_title(area: tuple[int, int], title: bytes = TITLE) -> bool:
 
 
 def plain_command_line(title: bytes = TITLE) -> bool:
-    """:func:`write_title` for this process; True when ``/proc/self/cmdline`` now says exactly ``title``."""
-    write_title(own_argument_area(), title)
-    with open("/proc/self/cmdline", "rb") as handle:
-        return handle.read() == title + b"\0"
+    """:func:`write_title` for this process (a docker sandbox's entry point, which is not a fork)."""
+    return write_title(own_argument_area(), title)
