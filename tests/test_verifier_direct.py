@@ -319,6 +319,10 @@ def test_each_trial_takes_the_sandbox_built_ahead_of_it():
         (first,) = _warm(v.runner_pid)
         verdict = v.verify(Candidate({"solution.py": PROC_NAMES}), _fx("names", NAMES_TEST))
         assert verdict.outcome == "pass", verdict  # nothing in the sandbox's /proc says "verifier"
+        # the zygote reaps a killed sandbox just after its answer to the runner: give it that moment
+        deadline = time.monotonic() + 10
+        while os.path.exists(f"/proc/{first}") and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert not os.path.exists(f"/proc/{first}"), "the warm sandbox was not the one used"
         deadline = time.monotonic() + 10
         while len(_warm(v.runner_pid)) != 1 and time.monotonic() < deadline:

@@ -290,3 +290,27 @@ def test_killing_the_parent_does_not_help(verifier):
     verdict = run(verifier, body)
     assert verdict.outcome == "fail"
     assert verdict.trials[0].reason == "test failed in call"
+
+
+def test_a_killed_sandbox_is_reaped_before_the_next_one_is_handed_out(tmp_path):
+    """The zygote answers a kill as soon as init has its SIGKILL (the runner judges meanwhile) and reaps
+    it before it reads its next request: by the time a spawn is answered, the killed sandbox is gone."""
+    from rlvr_lab.sandbox.factory import make_backend
+    from rlvr_lab.verifier.proxy import SERVER_PATH
+
+    backend = make_backend("local", tmp_path / "slot", SERVER_PATH)
+    previous = None  # the host pid of the last killed sandbox's init
+    try:
+        for index in range(5):
+            ws = backend.workspace_root / f"w{index}"
+            ws.mkdir()
+            session = backend.launch(ws, Limits(wall_s=20.0), seed=index)
+            root = session.watch_root()  # the spawn's answer: the host pid of this sandbox's init
+            assert root is not None
+            if previous is not None:
+                assert not os.path.exists(f"/proc/{previous}"), "a killed sandbox was still there at the next spawn"
+            assert session.kill().kind == "killed"
+            session.channel.close()
+            previous = root[0]
+    finally:
+        backend.close()

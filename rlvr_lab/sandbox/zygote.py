@@ -7,8 +7,10 @@ far cheaper than an interpreter start). Requests, JSON with at most one SCM_RIGH
 ``{"op": "spawn", "ws": name, "limits": {...}, "uid": u}`` + the sandbox's end of the runner's channel
     Fork a sandbox (:mod:`init` is its PID 1 in a new PID namespace); reply ``{"ok": true, "pid": init}``.
 ``{"op": "kill", "pid": p, "grace": s}``
-    Kill that sandbox's init (so all its processes), reap it and reply with its exit record (kinds as in
-    :class:`rlvr_lab.sandbox.backend.SandboxExit`); ``grace``: wait that long for init's own record.
+    Kill that sandbox's init (so all its processes) and reply with its exit record (kinds as in
+    :class:`rlvr_lab.sandbox.backend.SandboxExit`); ``grace``: wait that long for init's own record. In
+    the namespace modes the reply comes as soon as init has its SIGKILL and the reap follows it; in every
+    mode the sandbox is reaped before the zygote reads its next request.
 
 It also enforces each sandbox's wall-clock deadline (:mod:`clock`). It imports no package: its sibling
 modules are loaded by path (:func:`load_sibling`), so the host's packages never enter a sandbox.
@@ -299,9 +301,10 @@ class Zygote:
                 if ended:
                     session["record"] = {"kind": "infra", "detail": "unreadable status from sandbox init"}
 
-    def kill(self, pid, kind="killed", grace=0.0):
-        """End sandbox ``pid``, reap it (init's end means every process of its PID namespace has ended)
-        and return its record."""
+    def kill(self, pid, kind="killed", grace=0.0, reap=True):
+        """End sandbox ``pid`` and return its record. ``reap``: also wait for init's end (which means every
+        process of its PID namespace has ended); without it the record is settled once init has its
+        SIGKILL, and the caller reaps (:meth:`_reap`) before it serves another request."""
         session = self.sessions.get(pid)
         if session is None:
             return {"kind": "infra", "detail": f"no sandbox {pid}"}
@@ -323,7 +326,10 @@ class Zygote:
             except ProcessLookupError:
                 pass
             self._kill_groups(below)
-            self._reap(pid)
+            if reap:
+                self._reap(pid)
+            elif session["record"] is None:
+                session["record"] = {"kind": kind}
         return session["record"]
 
     def on_status(self, pid):
@@ -365,11 +371,18 @@ class Zygote:
                         os.close(fds[0])
                     self.warm_up()  # the next trial's sandbox, built while this trial runs
                 elif request["op"] == "kill":
-                    # reap before answering: when the runner has its answer (and so the caller its verdict),
-                    # every process of that sandbox is gone
-                    record = self.kill(int(request["pid"]), grace=float(request.get("grace") or 0.0))
-                    self.sessions.pop(int(request["pid"]), None)
+                    # In a PID namespace, init's SIGKILL dooms every process of the sandbox: the kernel ends
+                    # them as init exits and none can leave the namespace. So the runner has its answer at
+                    # once and judges while this loop reaps, and the reap comes before the next request is
+                    # read: no trial of this slot starts while a process of an earlier one is alive. The
+                    # process mode reaps first, because its reap also sweeps the strays no namespace holds.
+                    pid = int(request["pid"])
+                    grace = float(request.get("grace") or 0.0)
+                    record = self.kill(pid, grace=grace, reap=self.mode == "process")
                     self.ctl.send(json.dumps({"ok": True, "record": record}).encode())
+                    if pid in self.sessions:
+                        self._reap(pid)
+                        del self.sessions[pid]
 
                 elif request["op"] == "ping":
                     self.ctl.send(b'{"ok": true}')
