@@ -172,13 +172,10 @@ def _assert_host_unharmed(verifier: Verifier, hidden_before: str, sentinel: str,
     runner = verifier.runner_pid
     assert runner is not None and os.path.exists(f"/proc/{runner}")
     table = _proc_table()
-    if verifier.sandbox_uid is not None:  # root: the slot uid runs nothing any more
-        uid = _slot_uid(runner)
-        assert [p for p, (_, u, _) in table.items() if u == uid] == [], f"processes of slot uid {uid} survive"
     # Below the runner only trusted helpers may stay: the sandbox zygote (with nothing under it but, in a
     # user namespace, its own PID-namespace init, itself with nothing under it), at most one sandbox the
     # zygote built ahead of the next trial (an init named rlvr-warm-init, a child of a zygote, with one idle
-    # server named rlvr-warm-srv under it and nothing under that) and pytest processes the runner forked
+    # server named rlvr-warm-srv under it, already confined as the slot uid, and nothing under that) and pytest processes the runner forked
     # ahead of time (same command line and uid as the runner).
     warm = {p for p in _descendants(runner, table) if table[p][2] in ("rlvr-warm-init", "rlvr-warm-srv")}
     inits = [p for p in warm if table[p][2] == "rlvr-warm-init"]
@@ -188,6 +185,9 @@ def _assert_host_unharmed(verifier: Verifier, hidden_before: str, sentinel: str,
         assert "sandbox/zygote.py" in _cmdline(parent) if p in inits else parent in inits, f"stray {table[p][2]} {p}"
         assert not _descendants(p, table) - warm, f"processes under warm sandbox process {p}"
     table = {p: row for p, row in table.items() if p not in warm}
+    if verifier.sandbox_uid is not None:  # root: the slot uid runs nothing but the warm server (confined ahead)
+        uid = _slot_uid(runner)
+        assert [p for p, (_, u, _) in table.items() if u == uid] == [], f"processes of slot uid {uid} survive"
     runner_cmd = _cmdline(runner)
     for pid in _descendants(runner, table):
         ppid, owner, _ = table[pid]

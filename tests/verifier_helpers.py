@@ -134,10 +134,13 @@ def sandbox_processes(verifier) -> list[int]:
 
     As root every sandbox process runs as the slot's uid, so that uid's processes are the answer. In a
     user namespace (no slot uid) they are whatever lives below the zygote's PID-namespace init (the
-    zygote's one child); on the process backend, whatever lives below the zygote.
+    zygote's one child); on the process backend, whatever lives below the zygote. Either way the sandbox
+    the zygote built ahead of the next trial is not counted: its server is confined (as the slot's uid)
+    before its trial exists, and holds nothing of any candidate.
     """
+    warm = ("rlvr-warm-init", "rlvr-warm-srv")
     if verifier.sandbox_uid is not None:
-        return uid_processes(verifier.sandbox_uid)
+        return [p for p in uid_processes(verifier.sandbox_uid) if _comm(p) not in warm]
     runner = verifier.runner_pid
     if runner is None:
         return []
@@ -150,8 +153,7 @@ def sandbox_processes(verifier) -> list[int]:
             below = [c for b in below for c in children(b)]
         for pid in below:
             found += [pid] + _descendants(pid)
-    # the sandbox the zygote built ahead of the next trial holds nothing of any candidate
-    return [p for p in found if _comm(p) not in ("rlvr-warm-init", "rlvr-warm-srv")]
+    return [p for p in found if _comm(p) not in warm]
 
 
 def _comm(pid: int) -> str:

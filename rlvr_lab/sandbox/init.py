@@ -116,6 +116,7 @@ def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, pl
     try:
         _init_start((ctl_fd, status_w))
         namespaces.fresh_namespaces()
+        ahead = view is not None and "uid" in view  # the server confines itself before its trial
         out_r, out_w = os.pipe()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
@@ -123,6 +124,14 @@ def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, pl
             set_name("rlvr-warm-srv")
             for fd in (out_r, status_w, ctl_fd, ours.fileno()):
                 os.close(fd)
+            if ahead:  # confined now, for the expected limits and uid; its socket to init is descriptor 4
+                try:
+                    namespaces.confine_server(
+                        out_w, view["limits"], int(view["uid"]), mode, confine, keep_fd=theirs.fileno()
+                    )
+                    theirs = socket.socket(fileno=4)
+                except BaseException:
+                    os._exit(71)
             try:
                 message, fds, _, _ = socket.recv_fds(theirs, 1 << 20, 1)
                 job = json.loads(message.decode()) if message and len(fds) == 1 else None
@@ -131,9 +140,19 @@ def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, pl
             if job is None:
                 os._exit(0)
             set_name(plain_name)
-            namespaces.run_server(
-                server_module, fds[0], out_w, job["workdir"], job["limits"], int(job["uid"]), mode, confine
-            )
+            if not ahead:
+                namespaces.run_server(
+                    server_module, fds[0], out_w, job["workdir"], job["limits"], int(job["uid"]), mode, confine
+                )
+            try:
+                os.dup2(fds[0], 3)
+                os.close(fds[0])
+                theirs.close()
+                workdir = namespaces.shown_workdir(job["workdir"])
+                os.chdir(workdir)
+            except BaseException:
+                os._exit(71)
+            namespaces.serve_confined(server_module, 3, workdir)
         os.close(out_w)
         theirs.close()
         under = namespaces.prepare_view(view["root"], view["limits"], mode) if view else None

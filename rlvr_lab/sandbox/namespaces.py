@@ -189,45 +189,71 @@ def run_server(server_module, chan_fd, out_w, workdir, limits, uid, mode="root",
     filter that refuses every socket but a Unix one (``confine.deny_network_sockets``).
     """
     try:
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.dup2(out_w, 1)
-        os.dup2(out_w, 2)
-        chan = os.dup2(chan_fd, 3)
-        os.closerange(4, 1 << 16)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         if mode != "process":
             workdir = shown_workdir(workdir)
         os.chdir(workdir)
-        if mode == "process":
-            os.setsid()
-            _apply_limits(limits, nproc_base=confine.process_count(os.getuid()))
-        else:
-            _apply_limits(limits)
-        if mode == "root":
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            fresh_keyrings()
-        else:
-            if mode == "userns":
-                confine.drop_capabilities()
-            fresh_keyrings(clear_user=mode == "userns")
-        if mode != "process":
-            ordinary_identity(confine)
-        prctl(PR_SET_NO_NEW_PRIVS, 1)
-        if mode == "process" and limits.get("landlock_abi"):
-            confine.landlock(limits["read_only"], [scratch], int(limits["landlock_abi"]))
-        if mode == "process" and limits.get("seccomp"):
-            confine.deny_network_sockets()
-        os.environ.clear()
-        home = scratch or "/tmp"
-        os.environ.update({"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8"})
-        sys.stdout = open(1, "w", closefd=False, buffering=1)
-        sys.stderr = open(2, "w", closefd=False, buffering=1)
+        confine_server(out_w, limits, uid, mode, confine, scratch, chan_fd=chan_fd)
     except BaseException:
         os._exit(71)
+    serve_confined(server_module, 3, workdir)
+
+
+def confine_server(out_w, limits, uid, mode="root", confine=None, scratch=None, chan_fd=None, keep_fd=None):
+    """Every step of :func:`run_server` but the working directory: standard descriptors, the channel at
+    descriptor 3 (``/dev/null`` there while ``chan_fd`` is None), rlimits, ids, keyrings, the ordinary
+    identity, no new privileges, a clean environment. ``keep_fd``, if given, is moved to descriptor 4 and
+    kept open (a warm server's socket to its init, on which its trial arrives); every other is closed.
+
+    A warm server (:func:`init.run_warm_init`) runs this before its trial exists, for the limits and uid
+    the trial is expected to have; the zygote hands it only a trial with exactly those
+    (:meth:`Zygote.spawn`). Raises on any failure (the caller ends the process)."""
+    import fcntl
+
+    if keep_fd is not None and keep_fd < 5:  # out of the way of descriptors 0 to 4 before they are set
+        keep_fd = fcntl.fcntl(keep_fd, fcntl.F_DUPFD, 5)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out_w, 1)
+    os.dup2(out_w, 2)
+    os.dup2(devnull if chan_fd is None else chan_fd, 3)
+    if keep_fd is None:
+        os.closerange(4, 1 << 16)
+    else:
+        os.dup2(keep_fd, 4)
+        os.closerange(5, 1 << 16)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    if mode == "process":
+        os.setsid()
+        _apply_limits(limits, nproc_base=confine.process_count(os.getuid()))
+    else:
+        _apply_limits(limits)
+    if mode == "root":
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        fresh_keyrings()
+    else:
+        if mode == "userns":
+            confine.drop_capabilities()
+        fresh_keyrings(clear_user=mode == "userns")
+    if mode != "process":
+        ordinary_identity(confine)
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    if mode == "process" and limits.get("landlock_abi"):
+        confine.landlock(limits["read_only"], [scratch], int(limits["landlock_abi"]))
+    if mode == "process" and limits.get("seccomp"):
+        confine.deny_network_sockets()
+    os.environ.clear()
+    home = scratch or "/tmp"
+    os.environ.update({"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8"})
+    sys.stdout = open(1, "w", closefd=False, buffering=1)
+    sys.stderr = open(2, "w", closefd=False, buffering=1)
+
+
+def serve_confined(server_module, chan, workdir):
+    """In a confined server process (:func:`confine_server`), in ``workdir``: serve the runner on
+    descriptor ``chan`` until it is done, then exit with the server's status. Never returns."""
     try:
         server_module.serve(chan, chan, workdir)
         code = 0

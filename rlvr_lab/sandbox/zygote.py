@@ -104,7 +104,7 @@ class Zygote:
         self.pidns_fd = os.open("/proc/self/ns/pid", os.O_RDONLY)
         self.sessions = {}
         self.warm = None  # the next sandbox, built ahead of its trial: {"pid", "ctl", "status_r"}
-        self.expected = None  # the limits the next trial is expected to have (the last trial's)
+        self.expected = None  # the limits and uid the next trial is expected to have (the last trial's)
         with open("/proc/self/comm") as handle:
             self.name = handle.read().strip()  # what every trial's processes are called
 
@@ -137,11 +137,26 @@ class Zygote:
         if pid == 0:
             os.close(status_r)
             ours.close()
-            view = None if self.expected is None else {"root": self.root, "limits": self.expected}
+            view = (
+                None
+                if self.expected is None
+                else {"root": self.root, "limits": self.expected[0], "uid": self.expected[1]}
+            )
             init.run_warm_init(self.server, theirs.fileno(), status_w, self.mode, self.confine, self.name, view)
         theirs.close()
         os.close(status_w)
-        self.warm = {"pid": pid, "ctl": ours, "status_r": status_r}
+        self.warm = {"pid": pid, "ctl": ours, "status_r": status_r, "built_for": self.expected}
+
+    def _drop_warm(self):
+        """Kill and reap the warm sandbox (it was built for other limits or another uid than the trial's)."""
+        warm, self.warm = self.warm, None
+        try:
+            os.kill(warm["pid"], signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(warm["pid"], 0)
+        os.close(warm["status_r"])
+        warm["ctl"].close()
 
     def _take_warm(self, job, chan_fd):
         """Hand ``job`` and the channel to the warm sandbox; (init pid, status pipe), or None if there is
@@ -182,8 +197,11 @@ class Zygote:
             limits["read_only"] = (
                 self.config["keep"] + [workdir] + limits["shared"] + list(self.confine.READ_ONLY_ROOTS)
             )
-        warm = self._take_warm({"workdir": workdir, "limits": limits, "uid": int(request["uid"])}, chan_fd)
-        self.expected = limits  # the next warm sandbox's view is built for these
+        uid = int(request["uid"])
+        if self.warm is not None and self.warm["built_for"] not in (None, (limits, uid)):
+            self._drop_warm()  # its view and its server's confinement were made for another trial's
+        warm = self._take_warm({"workdir": workdir, "limits": limits, "uid": uid}, chan_fd)
+        self.expected = (limits, uid)  # the next warm sandbox's view and server are built for these
         if warm is not None:
             pid, status_r = warm
         else:
@@ -201,7 +219,7 @@ class Zygote:
                     status_w,
                     workdir,
                     limits,
-                    int(request["uid"]),
+                    uid,
                     self.mode,
                     self.confine,
                     scratch,
