@@ -175,8 +175,8 @@ def _assert_host_unharmed(verifier: Verifier, hidden_before: str, sentinel: str,
     # Below the runner only trusted helpers may stay: the sandbox zygote (with nothing under it but, in a
     # user namespace, its own PID-namespace init, itself with nothing under it), at most one sandbox the
     # zygote built ahead of the next trial (an init named rlvr-warm-init, a child of a zygote, with one idle
-    # server named rlvr-warm-srv under it, already confined as the slot uid, and nothing under that) and pytest processes the runner forked
-    # ahead of time (same command line and uid as the runner).
+    # server named rlvr-warm-srv under it, already confined as the slot uid, and nothing under that) and
+    # pytest processes the runner forked ahead of time (same command line and uid as the runner).
     warm = {p for p in _descendants(runner, table) if table[p][2] in ("rlvr-warm-init", "rlvr-warm-srv")}
     inits = [p for p in warm if table[p][2] == "rlvr-warm-init"]
     assert len(inits) <= 1, f"more than one warm sandbox: {sorted(warm)}"

@@ -97,18 +97,21 @@ def run_init(server_module, chan_fd, status_w, workdir, limits, uid, mode="root"
 def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, plain_name="python3", view=None):
     """PID 1 of a sandbox built ahead of its trial (``root`` and ``userns`` modes); never returns.
 
-    It enters fresh mount and IPC namespaces and forks the server process, which waits, still
-    privileged and holding nothing of any candidate, for its trial. When the zygote sends the trial
-    over ``ctl_fd`` (``{"ws", "limits", "uid"}`` and the channel's descriptor), init answers :data:`TAKEN`
-    (so the zygote knows the sandbox was alive to take it), mounts the trial's
-    view (:func:`trial_view`), hands the job and the channel to the server, which then confines itself
-    exactly as in :func:`run_server`, and supervises it as :func:`run_init` does. End of stream on
-    ``ctl_fd`` (the zygote dropped this sandbox) ends it unused.
+    It enters fresh mount and IPC namespaces and forks the server process, which waits, holding nothing
+    of any candidate, for its trial. When the zygote sends the trial over ``ctl_fd`` (``{"ws", "limits",
+    "uid"}`` and the channel's descriptor), init answers :data:`TAKEN` (so the zygote knows the sandbox was
+    alive to take it), mounts the trial's view (:func:`trial_view`), hands the job and the channel to the
+    server, and supervises it as :func:`run_init` does. End of stream on ``ctl_fd`` (the zygote dropped
+    this sandbox) ends it unused.
 
-    ``view`` (``{"root", "limits"}``, the previous trial's): build the view ahead too, for those limits
-    (:func:`namespaces.prepare_view`), after the server was forked, so it never holds the descriptor of the
-    uncovered root; the trial then only adjusts the sizes it changed and binds its graded copy. Nothing of
-    a candidate is known, held or visible before its trial arrives.
+    ``view`` (``{"root", "limits", "uid"}``, the previous trial's), or None: with it, the view is built
+    ahead for those limits (:func:`namespaces.prepare_view`, after the server was forked, so it never holds
+    the descriptor of the uncovered root) and the waiting server confines itself for those limits and that
+    uid (:func:`namespaces.confine_server`); the trial then only binds its graded copy, and the server only
+    takes its channel and working directory. A trial with other limits or another uid is refused (the
+    zygote drops such a sandbox before it sends one). Without it the server waits unconfined and confines
+    itself at its trial exactly as in :func:`namespaces.run_server`. Nothing of a candidate is known, held
+    or visible before its trial arrives.
     The zygote forks it already named ``rlvr-warm-init``; at its trial it takes ``plain_name`` (the
     zygote's own) back.
     """
@@ -116,7 +119,6 @@ def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, pl
     try:
         _init_start((ctl_fd, status_w))
         namespaces.fresh_namespaces()
-        ahead = view is not None and "uid" in view  # the server confines itself before its trial
         out_r, out_w = os.pipe()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
@@ -124,7 +126,7 @@ def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, pl
             set_name("rlvr-warm-srv")
             for fd in (out_r, status_w, ctl_fd, ours.fileno()):
                 os.close(fd)
-            if ahead:  # confined now, for the expected limits and uid; its socket to init is descriptor 4
+            if view is not None:  # confined now, for the expected limits and uid; its socket to init is fd 4
                 try:
                     namespaces.confine_server(
                         out_w, view["limits"], int(view["uid"]), mode, confine, keep_fd=theirs.fileno()
@@ -140,11 +142,11 @@ def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, pl
             if job is None:
                 os._exit(0)
             set_name(plain_name)
-            if not ahead:
+            if view is None:  # never returns
                 namespaces.run_server(
                     server_module, fds[0], out_w, job["workdir"], job["limits"], int(job["uid"]), mode, confine
                 )
-            try:
+            try:  # already confined: only the channel (descriptor 3) and the working directory are left
                 os.dup2(fds[0], 3)
                 os.close(fds[0])
                 theirs.close()
@@ -168,8 +170,8 @@ def run_warm_init(server_module, ctl_fd, status_w, mode="root", confine=None, pl
         else:
             if os.path.dirname(job["workdir"]) != view["root"]:
                 raise ValueError("the warm view was built for another root")
-            if not namespaces.adjust_view(view["limits"], job["limits"], mode):
-                raise ValueError("the warm view was built for other shared or kept paths")
+            if job["limits"] != view["limits"] or int(job["uid"]) != int(view["uid"]):
+                raise ValueError("the warm sandbox was built for another trial's limits or uid")
             namespaces.show_graded_copy(under, job["workdir"])
         socket.send_fds(ours, [message], fds)
         os.close(fds[0])

@@ -19,6 +19,7 @@ process, the timing of a test) chapter 6 says.
 """
 
 import ctypes
+import fcntl
 import os
 import signal
 import socket
@@ -207,8 +208,6 @@ def confine_server(out_w, limits, uid, mode="root", confine=None, scratch=None, 
     A warm server (:func:`init.run_warm_init`) runs this before its trial exists, for the limits and uid
     the trial is expected to have; the zygote hands it only a trial with exactly those
     (:meth:`Zygote.spawn`). Raises on any failure (the caller ends the process)."""
-    import fcntl
-
     if keep_fd is not None and keep_fd < 5:  # out of the way of descriptors 0 to 4 before they are set
         keep_fd = fcntl.fcntl(keep_fd, fcntl.F_DUPFD, 5)
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -316,7 +315,7 @@ def trial_view(workdir, limits, mode):
 
 def prepare_view(root, limits, mode):
     """Everything of a trial's view but its graded copy, which may not exist yet: a warm sandbox builds this
-    ahead of its trial from the limits it expects (:func:`adjust_view` corrects them).
+    ahead of its trial from the limits it expects (its trial must bring exactly those).
 
     The IPC limits; an empty read-only tmpfs over ``root`` (so no other candidate's copy is visible) holding
     the backend's shared entries, read-only, and the empty mount point :data:`PROJECT`; fresh tmpfs on
@@ -348,28 +347,6 @@ def prepare_view(root, limits, mode):
                 remount_read_only(k)
                 os.close(fd)
     return under
-
-
-def adjust_view(expected, limits, mode):
-    """A warm sandbox's view was built for the limits ``expected``; give it the trial's ``limits``: rewrite
-    the IPC limits and resize the tmpfs mounts where they differ. Returns False when the view cannot be
-    adjusted (another shared entry or kept path): the sandbox must not be used.
-
-    >>> built = {"memory_mb": 256, "file_mb": 4, "shared": ["/home/user/lib"], "keep": []}
-    >>> adjust_view(built, dict(built, shared=[]), "root")
-    False
-    """
-    for key in ("shared", "keep"):
-        if list(expected.get(key, ())) != list(limits.get(key, ())):
-            return False
-    if int(expected["memory_mb"]) != int(limits["memory_mb"]):
-        write_ipc_limits(limits["memory_mb"], mode)
-    if tmp_size_mb(expected) != tmp_size_mb(limits):
-        for path in TMP_DIRS:
-            if os.path.isdir(path):
-                flags = MS_REMOUNT | MS_NOSUID | MS_NODEV
-                mount(None, path, None, flags, f"size={tmp_size_mb(limits)}m,mode=1777")
-    return True
 
 
 def show_graded_copy(under, workdir):

@@ -147,16 +147,15 @@ class Zygote:
         os.close(status_w)
         self.warm = {"pid": pid, "ctl": ours, "status_r": status_r, "built_for": self.expected}
 
-    def _drop_warm(self):
-        """Kill and reap the warm sandbox (it was built for other limits or another uid than the trial's)."""
-        warm, self.warm = self.warm, None
+    @staticmethod
+    def _end_warm(warm):
+        """Kill and reap a warm sandbox that will not run a trial, and close its status pipe."""
         try:
             os.kill(warm["pid"], signal.SIGKILL)
         except ProcessLookupError:
             pass
         os.waitpid(warm["pid"], 0)
         os.close(warm["status_r"])
-        warm["ctl"].close()
 
     def _take_warm(self, job, chan_fd):
         """Hand ``job`` and the channel to the warm sandbox; (init pid, status pipe), or None if there is
@@ -175,12 +174,7 @@ class Zygote:
                 raise OSError("the warm sandbox did not take its trial")
             return warm["pid"], warm["status_r"]
         except OSError:
-            try:
-                os.kill(warm["pid"], signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            os.waitpid(warm["pid"], 0)
-            os.close(warm["status_r"])
+            self._end_warm(warm)
             return None
         finally:
             warm["ctl"].close()
@@ -199,7 +193,9 @@ class Zygote:
             )
         uid = int(request["uid"])
         if self.warm is not None and self.warm["built_for"] not in (None, (limits, uid)):
-            self._drop_warm()  # its view and its server's confinement were made for another trial's
+            warm, self.warm = self.warm, None  # its view and its server's confinement were made for another trial
+            self._end_warm(warm)
+            warm["ctl"].close()
         warm = self._take_warm({"workdir": workdir, "limits": limits, "uid": uid}, chan_fd)
         self.expected = (limits, uid)  # the next warm sandbox's view and server are built for these
         if warm is not None:
