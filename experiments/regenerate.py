@@ -6,9 +6,9 @@ commands one after another (seeded, so deterministic on the CPU), then rewrites 
 fingerprinted code changed since (:func:`rlvr_lab.claims.stale_code`) and those stored before fingerprints
 existed. Besides the claims (:data:`rlvr_lab.claims.NAMES`) it remakes the measurements in :data:`EXTRA`
 (chapter 8's Little's-law run, the repair agent's cycle and forks of chapters 3 and 8, the one repair
-group that chapters 5 and 9 follow, the probe of how fast GRPO moves the repair agent, and the repair
-trainer's held-out figure over seeds). ``--dry-run`` prints the commands. The whole set takes about three
-hours on a quiet 2-core machine.
+group that chapters 5 and 9 follow, the probe of how fast GRPO moves the repair agent, the repair
+trainer's held-out figure over seeds, and the probe of what it learns beyond its demonstrations).
+``--dry-run`` prints the commands. The whole set takes about four hours on a quiet 2-core machine.
 
     PYTHONPATH=. python experiments/regenerate.py [--stale] [--only NAME ...] [--dry-run]
 """
@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 #: Stored measurements that are not claim results: ``experiments/results/<name>.json``, each with its
 #: recorded ``command`` and ``fingerprint``.
-EXTRA = ("littles_law", "repair_episodes", "repair_group", "repair_learning", "repair_heldout")
+EXTRA = ("littles_law", "repair_episodes", "repair_group", "repair_learning", "repair_heldout", "repair_demo_split")
 
 
 def load_extra(name: str) -> dict:

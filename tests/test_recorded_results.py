@@ -329,6 +329,7 @@ def test_one_command_regenerates_every_stored_result():
         "repair_group",
         "repair_learning",
         "repair_heldout",
+        "repair_demo_split",
     ]
     assert all(cmd == claims.load(n)["command"] for n, cmd in regenerate.plan() if n in claims.NAMES)
     little = regenerate.load_extra("littles_law")
@@ -349,6 +350,9 @@ def test_one_command_regenerates_every_stored_result():
     heldout = regenerate.load_extra("repair_heldout")
     assert dict(regenerate.plan())["repair_heldout"] == heldout["command"]
     assert claims.stale_code(heldout, ROOT) == [], "repair_heldout is stale: rerun its recorded command"
+    split = regenerate.load_extra("repair_demo_split")
+    assert dict(regenerate.plan())["repair_demo_split"] == split["command"]
+    assert claims.stale_code(split, ROOT) == [], "repair_demo_split is stale: rerun its recorded command"
     assert [n for n, _ in regenerate.plan(stale_only=True)] == list(claims.UNFINGERPRINTED)
     with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as fh:
         assert "experiments/regenerate.py" in fh.read()
@@ -407,3 +411,31 @@ def test_the_repair_heldout_intervals_are_recomputed_from_its_seeds():
         ):
             got = data["summary"][arm][key]
             assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(xs), abs=1e-9), (key, arm)
+
+
+def test_the_repair_demo_split_intervals_are_recomputed_from_its_seeds():
+    """experiments/repair_demo_split.py: per seed, the demonstrated set is variant 0 only, the undemonstrated
+    set variant 1 of the same problems and the held-out set variant 2; every rate is a count over the same
+    episodes before and after; each arm's mean change per set, with its t interval, comes from the seeds."""
+    with open(os.path.join(ROOT, "experiments", "results", "repair_demo_split.json"), encoding="utf-8") as fh:
+        data = json.load(fh)
+    sets = ("demonstrated", "undemonstrated", "heldout")
+    assert [r["seed"] for r in data["runs"]] == [0, 1, 2] and set(data["config"]["arms"]) == {"eq2", "passes"}
+    for run in data["runs"]:
+        for k, suffix in zip(sets, ("/v0", "/v1", "/v2")):
+            assert run["sets"][k] and all(t.endswith(suffix) for t in run["sets"][k]), k
+        problems = {t.rsplit("/", 1)[0] for t in run["sets"]["demonstrated"]}
+        assert {t.rsplit("/", 1)[0] for t in run["sets"]["undemonstrated"]} == problems
+        for a in run["arms"].values():
+            assert len(a["steps"]) == data["config"]["steps"]
+            for k in sets:
+                b, row = run["before"][k], a["after"][k]
+                assert b["episodes"] == row["episodes"] == 4 * len(run["sets"][k])
+                for r in (b, row):
+                    assert r["repair_rate"] * r["episodes"] == pytest.approx(round(r["repair_rate"] * r["episodes"]))
+                    assert r["repair_lo"] <= r["repair_rate"] <= r["repair_hi"]
+    for arm in data["config"]["arms"]:
+        for k in sets:
+            xs = [r["arms"][arm]["after"][k]["repair_rate"] - r["before"][k]["repair_rate"] for r in data["runs"]]
+            got = data["summary"][arm][k]
+            assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(xs), abs=1e-9), (arm, k)
