@@ -24,7 +24,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 #: Stored measurements that are not claim results: ``experiments/results/<name>.json``, each with its
 #: recorded ``command`` and ``fingerprint``.
-EXTRA = ("littles_law", "repair_episodes", "repair_group", "repair_learning", "repair_heldout", "repair_demo_split")
+EXTRA = (
+    "littles_law",
+    "repair_episodes",
+    "repair_group",
+    "repair_learning",
+    "repair_heldout",
+    "repair_demo_split",
+    "repair_many_names",
+)
 
 
 def load_extra(name: str) -> dict:

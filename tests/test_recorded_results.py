@@ -330,6 +330,7 @@ def test_one_command_regenerates_every_stored_result():
         "repair_learning",
         "repair_heldout",
         "repair_demo_split",
+        "repair_many_names",
     ]
     assert all(cmd == claims.load(n)["command"] for n, cmd in regenerate.plan() if n in claims.NAMES)
     little = regenerate.load_extra("littles_law")
@@ -353,6 +354,9 @@ def test_one_command_regenerates_every_stored_result():
     split = regenerate.load_extra("repair_demo_split")
     assert dict(regenerate.plan())["repair_demo_split"] == split["command"]
     assert claims.stale_code(split, ROOT) == [], "repair_demo_split is stale: rerun its recorded command"
+    names = regenerate.load_extra("repair_many_names")
+    assert dict(regenerate.plan())["repair_many_names"] == names["command"]
+    assert claims.stale_code(names, ROOT) == [], "repair_many_names is stale: rerun its recorded command"
     assert [n for n, _ in regenerate.plan(stale_only=True)] == list(claims.UNFINGERPRINTED)
     with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as fh:
         assert "experiments/regenerate.py" in fh.read()
@@ -435,6 +439,40 @@ def test_the_repair_demo_split_intervals_are_recomputed_from_its_seeds():
                     assert r["repair_rate"] * r["episodes"] == pytest.approx(round(r["repair_rate"] * r["episodes"]))
                     assert r["repair_lo"] <= r["repair_rate"] <= r["repair_hi"]
     for arm in data["config"]["arms"]:
+        for k in sets:
+            xs = [r["arms"][arm]["after"][k]["repair_rate"] - r["before"][k]["repair_rate"] for r in data["runs"]]
+            got = data["summary"][arm][k]
+            assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(xs), abs=1e-9), (arm, k)
+
+
+def test_the_repair_many_names_intervals_are_recomputed_from_its_seeds():
+    """experiments/repair_many_names.py: per seed, no held-out task's entry name is a trained task's, the
+    held-out set is every training problem's held-out variants and the problem set only held-out problems;
+    every rate is a count over the same episodes before and after; each arm's mean change per set, with its
+    t interval, comes from the seeds."""
+    with open(os.path.join(ROOT, "experiments", "results", "repair_many_names.json"), encoding="utf-8") as fh:
+        data = json.load(fh)
+    cfg = data["config"]
+    sets = ("trained", "heldout", "problems")
+    assert [r["seed"] for r in data["runs"]] == cfg["seeds"] and len(cfg["seeds"]) >= 3
+    for run in data["runs"]:
+        trained = {t.rsplit("/", 1)[0] for t in run["sets"]["trained"]}
+        assert all(t.endswith("/v0") for t in run["sets"]["trained"])
+        held_variants = {int(t.rsplit("/v", 1)[1]) for t in run["sets"]["heldout"]}
+        assert held_variants == set(range(cfg["train_variants"], cfg["train_variants"] + cfg["heldout_variants"]))
+        assert {t.rsplit("/", 1)[0] for t in run["sets"]["heldout"]} == trained
+        assert not trained & {t.rsplit("/", 1)[0] for t in run["sets"]["problems"]}
+        held_names = {run["names"][t] for t in run["sets"]["heldout"]}
+        assert not held_names & {run["names"][t] for t in run["sets"]["trained"]}
+        for a in run["arms"].values():
+            assert len(a["steps"]) == cfg["steps"]
+            for k in sets:
+                b, row = run["before"][k], a["after"][k]
+                assert b["episodes"] == row["episodes"] == 4 * len(run["sets"][k])
+                for r in (b, row):
+                    assert r["repair_rate"] * r["episodes"] == pytest.approx(round(r["repair_rate"] * r["episodes"]))
+                    assert r["repair_lo"] <= r["repair_rate"] <= r["repair_hi"]
+    for arm in cfg["arms"]:
         for k in sets:
             xs = [r["arms"][arm]["after"][k]["repair_rate"] - r["before"][k]["repair_rate"] for r in data["runs"]]
             got = data["summary"][arm][k]
