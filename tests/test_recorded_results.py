@@ -331,6 +331,7 @@ def test_one_command_regenerates_every_stored_result():
         "repair_heldout",
         "repair_demo_split",
         "repair_many_names",
+        "repair_dynamic",
     ]
     assert all(cmd == claims.load(n)["command"] for n, cmd in regenerate.plan() if n in claims.NAMES)
     little = regenerate.load_extra("littles_law")
@@ -357,6 +358,9 @@ def test_one_command_regenerates_every_stored_result():
     names = regenerate.load_extra("repair_many_names")
     assert dict(regenerate.plan())["repair_many_names"] == names["command"]
     assert claims.stale_code(names, ROOT) == [], "repair_many_names is stale: rerun its recorded command"
+    dynamic = regenerate.load_extra("repair_dynamic")
+    assert dict(regenerate.plan())["repair_dynamic"] == dynamic["command"]
+    assert claims.stale_code(dynamic, ROOT) == [], "repair_dynamic is stale: rerun its recorded command"
     assert [n for n, _ in regenerate.plan(stale_only=True)] == list(claims.UNFINGERPRINTED)
     with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as fh:
         assert "experiments/regenerate.py" in fh.read()
@@ -477,3 +481,36 @@ def test_the_repair_many_names_intervals_are_recomputed_from_its_seeds():
             xs = [r["arms"][arm]["after"][k]["repair_rate"] - r["before"][k]["repair_rate"] for r in data["runs"]]
             got = data["summary"][arm][k]
             assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(xs), abs=1e-9), (arm, k)
+
+
+def test_the_repair_dynamic_probe_is_the_many_names_run_refilled():
+    """experiments/repair_dynamic.py: each seed starts from the warm start of repair_many_names.json (the same
+    three sets, so the same "before" rates); every step samples at least tasks_per_step groups, uses at most
+    the configured refill rounds and updates on at most 16 groups, all with contrast; the GRPO seconds are the
+    steps' sum; every rate is a count over the same episodes before and after; the mean change per set, with
+    its t interval, comes from the seeds."""
+    with open(os.path.join(ROOT, "experiments", "results", "repair_dynamic.json"), encoding="utf-8") as fh:
+        data = json.load(fh)
+    with open(os.path.join(ROOT, "experiments", "results", "repair_many_names.json"), encoding="utf-8") as fh:
+        names = json.load(fh)
+    cfg = data["config"]
+    sets = ("trained", "heldout", "problems")
+    assert [r["seed"] for r in data["runs"]] == cfg["seeds"] and len(cfg["seeds"]) >= 3
+    assert cfg["arm"] in names["config"]["arms"] and cfg["max_new_tokens"] == names["config"]["max_new_tokens"]
+    plain = {r["seed"]: r for r in names["runs"]}
+    for run in data["runs"]:
+        assert run["before"] == plain[run["seed"]]["before"], "not the many-names warm start"
+        assert len(run["steps"]) == cfg["steps"]
+        for row in run["steps"]:
+            assert 16 <= row["groups"] and 0 <= row["rounds"] <= cfg["rounds"]
+            assert row["kept"] == min(16, row["contrast"]) and row["contrast"] <= row["groups"]
+        assert run["grpo_s"] == pytest.approx(sum(r["step_s"] for r in run["steps"]))
+        for k in sets:
+            b, row = run["before"][k], run["after"][k]
+            assert b["episodes"] == row["episodes"] == 4 * len(plain[run["seed"]]["sets"][k])
+            assert row["repair_rate"] * row["episodes"] == pytest.approx(round(row["repair_rate"] * row["episodes"]))
+            assert row["repair_lo"] <= row["repair_rate"] <= row["repair_hi"]
+    for k in sets:
+        xs = [r["after"][k]["repair_rate"] - r["before"][k]["repair_rate"] for r in data["runs"]]
+        got = data["summary"][k]
+        assert (got["mean"], got["lo"], got["hi"]) == pytest.approx(_interval(xs), abs=1e-9), k

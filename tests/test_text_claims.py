@@ -403,3 +403,43 @@ def test_ch9_quotes_the_recorded_many_names_probe():
     assert f"trained tasks {tr['mean']:+.3f} (95 % interval {tr['lo']:+.3f} to {tr['hi']:+.3f})" in t
     assert f"held-out names {h['mean']:+.3f} ({h['lo']:+.3f} to {h['hi']:+.3f})" in t and h["lo"] < 0
     assert p["problems"]["mean"] == 0 and "The held-out problems stay at zero." in t
+
+
+def test_ch9_quotes_the_recorded_dynamic_sampling_probe():
+    """Chapter 9's paragraph on dynamic sampling: the groups sampled and with contrast, the GRPO seconds, the
+    two changes and the paired difference against repair_many_names' passes arm (recomputed here from both
+    stored results) are the stored figures; the text claims neither the +10 points nor a resolved cause."""
+    import json
+    import math
+    import statistics
+
+    root = Path(__file__).resolve().parents[1] / "experiments" / "results"
+    data = json.loads((root / "repair_dynamic.json").read_text())
+    plain = {r["seed"]: r for r in json.loads((root / "repair_many_names.json").read_text())["runs"]}
+    t = " ".join(text("09_case_study").split())
+    cfg = data["config"]
+    assert cfg["seeds"] == [0, 1, 2] and cfg["steps"] == 40 and cfg["rounds"] == 3
+    assert "up to three more rounds of fresh training tasks until sixteen groups have contrast" in t
+    groups = [statistics.mean(s["groups"] for s in r["steps"]) for r in data["runs"]]
+    contrast = [statistics.mean(s["contrast"] for s in r["steps"]) for r in data["runs"]]
+    grpo = [r["grpo_s"] for r in data["runs"]]
+    assert f"sampled {round(min(groups))} to {round(max(groups))} groups to find" in t
+    assert f"find {round(min(contrast))} to {round(max(contrast))} with contrast" in t
+    assert f"took {round(min(grpo))} to {round(max(grpo))} s of GRPO per seed" in t and max(grpo) <= 600
+    h, tr = data["summary"]["heldout"], data["summary"]["trained"]
+    assert f"held-out names gain {h['mean']:+.3f} (95 % interval {h['lo']:+.3f} to {h['hi']:+.3f})" in t
+    assert f"the trained tasks {tr['mean']:+.3f} ({tr['lo']:+.3f} to {tr['hi']:+.3f})" in t
+    assert h["lo"] > 0 and h["hi"] > 0.10 and h["mean"] < 0.10 and "Eight points is short of the ten" in t
+
+    def change(run, after, k):
+        return after[k]["repair_rate"] - run["before"][k]["repair_rate"]
+
+    diffs = [
+        change(r, r["after"], "heldout") - change(r, plain[r["seed"]]["arms"]["passes"]["after"], "heldout")
+        for r in data["runs"]
+    ]
+    m = statistics.mean(diffs)
+    half = 4.303 * statistics.stdev(diffs) / math.sqrt(len(diffs))
+    assert f"dynamic sampling adds {m:+.3f} ({m - half:+.3f} to {m + half:+.3f})" in t and m - half < 0
+    assert f"lifted the stalled seed 2 by {diffs[2]:+.3f}" in t
+    assert data["summary"]["problems"]["mean"] == 0 and "the held-out problems still stay at zero" in t
