@@ -215,11 +215,15 @@ def _recorded(chapter: str, name: str):
     return eval(compile(ast.Expression(node.value), chapter, "eval"), {"dict": dict})
 
 
-def _repair_episodes() -> dict:
+def _stored(name: str) -> dict:
+    """The stored measurement ``experiments/results/<name>.json``."""
     import json
 
-    path = Path(__file__).resolve().parents[1] / "experiments" / "results" / "repair_episodes.json"
-    return json.loads(path.read_text())
+    return json.loads((Path(__file__).resolve().parents[1] / "experiments" / "results" / f"{name}.json").read_text())
+
+
+def _repair_episodes() -> dict:
+    return _stored("repair_episodes")
 
 
 def test_ch8_repair_agent_cycle_comes_from_the_recorded_run():
@@ -387,10 +391,7 @@ def test_ch9_quotes_the_recorded_many_names_probe():
     """Chapter 9's paragraph on generic entry names: the seeds, the warm start's held-out range and the two
     changes with their intervals are the stored experiments/repair_many_names.py result's, and the held-out
     interval includes zero (the text does not claim the issue's +10 points)."""
-    import json
-
-    path = Path(__file__).resolve().parents[1] / "experiments" / "results" / "repair_many_names.json"
-    data = json.loads(path.read_text())
+    data = _stored("repair_many_names")
     t = " ".join(text("09_case_study").split())
     cfg = data["config"]
     assert cfg["seeds"] == [0, 1, 2] and "Over seeds 0, 1 and 2 the warm start already repairs" in t
@@ -409,13 +410,12 @@ def test_ch9_quotes_the_recorded_dynamic_sampling_probe():
     """Chapter 9's paragraph on dynamic sampling: the groups sampled and with contrast, the GRPO seconds, the
     two changes and the paired difference against repair_many_names' passes arm (recomputed here from both
     stored results) are the stored figures; the text claims neither the +10 points nor a resolved cause."""
-    import json
-    import math
     import statistics
 
-    root = Path(__file__).resolve().parents[1] / "experiments" / "results"
-    data = json.loads((root / "repair_dynamic.json").read_text())
-    plain = {r["seed"]: r for r in json.loads((root / "repair_many_names.json").read_text())["runs"]}
+    from test_recorded_results import _interval
+
+    data = _stored("repair_dynamic")
+    plain = {r["seed"]: r for r in _stored("repair_many_names")["runs"]}
     t = " ".join(text("09_case_study").split())
     cfg = data["config"]
     assert cfg["seeds"] == [0, 1, 2] and cfg["steps"] == 40 and cfg["rounds"] == 3
@@ -438,8 +438,7 @@ def test_ch9_quotes_the_recorded_dynamic_sampling_probe():
         change(r, r["after"], "heldout") - change(r, plain[r["seed"]]["arms"]["passes"]["after"], "heldout")
         for r in data["runs"]
     ]
-    m = statistics.mean(diffs)
-    half = 4.303 * statistics.stdev(diffs) / math.sqrt(len(diffs))
-    assert f"dynamic sampling adds {m:+.3f} ({m - half:+.3f} to {m + half:+.3f})" in t and m - half < 0
+    m, lo, hi = _interval(diffs)
+    assert f"dynamic sampling adds {m:+.3f} ({lo:+.3f} to {hi:+.3f})" in t and lo < 0
     assert f"lifted the stalled seed 2 by {diffs[2]:+.3f}" in t
     assert data["summary"]["problems"]["mean"] == 0 and "the held-out problems still stay at zero" in t
